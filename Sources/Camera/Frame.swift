@@ -1,0 +1,54 @@
+import Glibc
+
+/// A borrowed view of a frame's luma (brightness) plane: the only part of a frame the kiosk reads.
+///
+/// `pixelStride` is 1 for planar formats (GREY, NV12, YU12) and 2 for packed YUYV, where luma
+/// bytes alternate with chroma. The memory belongs to the frame source and is valid only until
+/// the source hands out its next frame.
+public struct LumaPlane {
+    public let base: UnsafePointer<UInt8>
+    public let width: Int
+    public let height: Int
+    public let rowStride: Int
+    public let pixelStride: Int
+
+    public init(base: UnsafePointer<UInt8>, width: Int, height: Int, rowStride: Int, pixelStride: Int = 1) {
+        precondition(width > 0 && height > 0 && pixelStride >= 1 && rowStride >= width * pixelStride)
+        self.base = base
+        self.width = width
+        self.height = height
+        self.rowStride = rowStride
+        self.pixelStride = pixelStride
+    }
+
+    @inline(__always)
+    public subscript(x: Int, y: Int) -> UInt8 {
+        base[y * rowStride + x * pixelStride]
+    }
+}
+
+/// One frame as the camera saw it (sensor orientation, before any rotation or mirroring).
+public struct Frame {
+    public let luma: LumaPlane
+    /// Counts frames handed out by the source, from 0.
+    public let sequence: UInt64
+    /// The frame's time on the source's timeline, in nanoseconds. Every time-based decision
+    /// (repeat window, torch hold) is driven by this, never by the wall clock.
+    public let timestampNs: UInt64
+    /// CLOCK_MONOTONIC when the frame was captured, for latency figures.
+    public let capturedNs: UInt64
+
+    public init(luma: LumaPlane, sequence: UInt64, timestampNs: UInt64, capturedNs: UInt64) {
+        self.luma = luma
+        self.sequence = sequence
+        self.timestampNs = timestampNs
+        self.capturedNs = capturedNs
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock V4L2 stamps its buffers with.
+public func monotonicNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}

@@ -1,0 +1,55 @@
+/// What the frame loop asks of a camera. V4L2 devices, replayed image folders and the simulated
+/// scene all sit behind it.
+public protocol FrameSource: AnyObject {
+    /// Opens the device and starts streaming. Throws `CameraError`.
+    func open() throws -> CameraDescription
+    /// Waits up to `timeoutMs` for the next frame. The frame's memory stays valid until the next
+    /// call to `nextFrame` or `close`.
+    func nextFrame(timeoutMs: Int) throws -> FrameWait
+    /// Stops streaming and releases everything. Safe to call more than once, and after a failure.
+    func close()
+}
+
+public enum FrameWait {
+    case frame(Frame)
+    /// Nothing arrived within the timeout; ask again.
+    case timedOut
+    /// The source has no more frames (a replay folder played to its end).
+    case ended
+}
+
+/// What was negotiated with the camera, for the `camera_open` event.
+public struct CameraDescription: Equatable {
+    public var device: String
+    /// A fourcc such as "YUYV", or a name such as "PGM/PNG" for a replay.
+    public var format: String
+    public var width: Int
+    public var height: Int
+    public var fps: Double
+
+    public init(device: String, format: String, width: Int, height: Int, fps: Double) {
+        self.device = device
+        self.format = format
+        self.width = width
+        self.height = height
+        self.fps = fps
+    }
+}
+
+public struct CameraError: Error, Equatable, CustomStringConvertible {
+    /// The errno behind the failure, when there is one (ENODEV, EIO, EBUSY, ...).
+    public var errno: Int32?
+    public var message: String
+
+    public init(_ message: String, errno: Int32? = nil) {
+        self.message = message
+        self.errno = errno
+    }
+
+    public var description: String {
+        guard let errno else { return message }
+        return "\(message): \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
+
+import Glibc

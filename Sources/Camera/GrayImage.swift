@@ -1,0 +1,33 @@
+/// An 8-bit greyscale image that owns its pixels: a still picture, a replayed frame, a rendered code.
+public struct GrayImage: Equatable {
+    public var width: Int
+    public var height: Int
+    /// Row-major, `width` bytes a row.
+    public var pixels: [UInt8]
+
+    public init(width: Int, height: Int, fill: UInt8 = 255) {
+        precondition(width > 0 && height > 0)
+        self.width = width
+        self.height = height
+        self.pixels = [UInt8](repeating: fill, count: width * height)
+    }
+
+    public init(width: Int, height: Int, pixels: [UInt8]) {
+        precondition(width > 0 && height > 0 && pixels.count == width * height)
+        self.width = width
+        self.height = height
+        self.pixels = pixels
+    }
+
+    public subscript(x: Int, y: Int) -> UInt8 {
+        get { pixels[y * width + x] }
+        set { pixels[y * width + x] = newValue }
+    }
+
+    /// Lends the pixels as a luma plane for the duration of `body`.
+    public func withLumaPlane<R>(_ body: (LumaPlane) throws -> R) rethrows -> R {
+        try pixels.withUnsafeBufferPointer { buffer in
+            try body(LumaPlane(base: buffer.baseAddress!, width: width, height: height, rowStride: width))
+        }
+    }
+}

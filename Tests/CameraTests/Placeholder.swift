@@ -1,0 +1,2 @@
+import XCTest
+final class CameraTestsPlaceholder: XCTestCase { func testNothing() {} }
