@@ -1,0 +1,46 @@
+import Camera
+
+/// Copies `small` into `big` with its top-left corner at (x, y). Parts that fall outside `big`
+/// are dropped, so a code can be placed partly out of view.
+public func paste(_ small: GrayImage, into big: inout GrayImage, x: Int, y: Int) {
+    for sy in 0..<small.height {
+        let by = y + sy
+        guard by >= 0 && by < big.height else { continue }
+        for sx in 0..<small.width {
+            let bx = x + sx
+            guard bx >= 0 && bx < big.width else { continue }
+            big[bx, by] = small[sx, sy]
+        }
+    }
+}
+
+/// Turns the image clockwise by `quarterTurns` * 90 degrees (negative turns go anticlockwise).
+public func rotatedClockwise(_ image: GrayImage, quarterTurns: Int) -> GrayImage {
+    var result = image
+    for _ in 0..<(((quarterTurns % 4) + 4) % 4) {
+        result = rotatedOnceClockwise(result)
+    }
+    return result
+}
+
+private func rotatedOnceClockwise(_ image: GrayImage) -> GrayImage {
+    // The source's left column becomes the top row, read bottom to top.
+    var result = GrayImage(width: image.height, height: image.width)
+    for y in 0..<result.height {
+        for x in 0..<result.width {
+            result[x, y] = image[y, image.height - 1 - x]
+        }
+    }
+    return result
+}
+
+/// The image as seen in a mirror: each row reversed.
+public func mirroredLeftRight(_ image: GrayImage) -> GrayImage {
+    var result = image
+    for y in 0..<image.height {
+        for x in 0..<image.width {
+            result[x, y] = image[image.width - 1 - x, y]
+        }
+    }
+    return result
+}
