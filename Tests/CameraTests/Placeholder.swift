@@ -1,2 +1,0 @@
-import XCTest
-final class CameraTestsPlaceholder: XCTestCase { func testNothing() {} }
