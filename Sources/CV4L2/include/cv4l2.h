@@ -1,1 +1,45 @@
-/* placeholder, replaced by the shim */
+/* A thin shim over libv4l2 for Swift. No policy lives here.
+ *
+ * Why it exists: the VIDIOC_* request codes and v4l2_fourcc() are function-like macros that
+ * Swift cannot import, and v4l2_open()/v4l2_ioctl() are variadic, which Swift cannot call.
+ * Including the headers here also makes the videodev2 structs and enums visible to Swift.
+ */
+#ifndef KIOSK_CV4L2_H
+#define KIOSK_CV4L2_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/mman.h>
+#include <linux/videodev2.h>
+#include <libv4l2.h>
+
+/* v4l2_open with no mode argument (a device is never created). -1 and errno on failure. */
+int kiosk_v4l2_open(const char *path, int flags);
+int kiosk_v4l2_close(int fd);
+/* v4l2_ioctl with one pointer argument. -1 and errno on failure, EINTR included. */
+int kiosk_v4l2_ioctl(int fd, unsigned long request, void *arg);
+/* v4l2_mmap as is: returns MAP_FAILED ((void *)-1) and errno on failure. */
+void *kiosk_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int64_t offset);
+int kiosk_v4l2_munmap(void *start, size_t length);
+
+/* v4l2_fourcc(a, b, c, d): a pixel format code from its four characters. */
+uint32_t kiosk_v4l2_fourcc(unsigned char a, unsigned char b, unsigned char c, unsigned char d);
+
+/* The request codes, as plain constants. */
+extern const unsigned long KIOSK_VIDIOC_QUERYCAP;
+extern const unsigned long KIOSK_VIDIOC_ENUM_FMT;
+extern const unsigned long KIOSK_VIDIOC_G_FMT;
+extern const unsigned long KIOSK_VIDIOC_S_FMT;
+extern const unsigned long KIOSK_VIDIOC_REQBUFS;
+extern const unsigned long KIOSK_VIDIOC_QUERYBUF;
+extern const unsigned long KIOSK_VIDIOC_QBUF;
+extern const unsigned long KIOSK_VIDIOC_DQBUF;
+extern const unsigned long KIOSK_VIDIOC_STREAMON;
+extern const unsigned long KIOSK_VIDIOC_STREAMOFF;
+extern const unsigned long KIOSK_VIDIOC_G_PARM;
+extern const unsigned long KIOSK_VIDIOC_S_PARM;
+extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMESIZES;
+extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMEINTERVALS;
+
+#endif

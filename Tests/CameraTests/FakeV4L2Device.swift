@@ -1,0 +1,248 @@
+import Camera
+import Glibc
+
+/// An in-memory V4L2 driver for the camera's tests. It keeps the rules a real driver enforces
+/// (a buffer is queued at most once, REQBUFS 0 fails while buffers are mapped, DQBUF only while
+/// streaming) and counts what a leak would show: open descriptors and live mappings.
+final class FakeV4L2Device: V4L2Device {
+    enum Call: Hashable, CaseIterable {
+        case open, close, queryCapabilities, enumerateFormats, setFormat, streamTiming, setTimePerFrame
+        case requestBuffers, queryBuffer, map, unmap, queueBuffer, dequeueBuffer, streamOn, streamOff, poll
+    }
+
+    /// One frame the "sensor" will produce.
+    struct Delivery {
+        var bytes: [UInt8]
+        var flags: UInt32 = V4L2DequeuedBuffer.flagTimestampMonotonic
+        var timestampNs: UInt64 = 0
+        /// What the driver reports as filled; `bytes.count` when nil.
+        var bytesUsed: Int? = nil
+    }
+
+    // MARK: What the fake driver offers
+
+    var capabilities = V4L2Capabilities(driver: "fake", card: "Fake Camera",
+                                        deviceCaps: V4L2Capabilities.videoCapture | V4L2Capabilities.streaming)
+    var offered: [V4L2FormatDescription] = [V4L2FormatDescription(pixelFormat: fourcc("YUYV"))]
+    /// The size the driver settles on for a requested size.
+    var adjustSize: (_ width: Int, _ height: Int) -> (Int, Int) = { ($0, $1) }
+    /// Padding bytes the driver adds at the end of every row.
+    var rowPadding = 0
+    /// When set, S_FMT silently sets this format instead of the one asked for (drivers do that).
+    var substituteFormat: UInt32?
+    var timing = V4L2StreamTiming(canSetTimePerFrame: true, timePerFrame: V4L2Fraction(numerator: 1, denominator: 30))
+    /// The time per frame the driver settles on for a requested one.
+    var grantTimePerFrame: (V4L2Fraction) -> V4L2Fraction = { $0 }
+    var buffersGranted = 4
+    /// A buffer length other than the format's sizeimage.
+    var bufferLength: Int?
+    /// Frames the sensor produces, in order; one is taken by each DQBUF.
+    var deliveries: [Delivery] = []
+    /// poll says "ready" even when no frame is there (DQBUF then says EAGAIN).
+    var wakeWithoutFrame = false
+
+    // MARK: Fault injection
+
+    private var faults: [Call: (nth: Int, errno: Int32)] = [:]
+
+    /// Makes the `nth` call (1-based) of `call` fail with `errno`.
+    func fail(_ call: Call, errno: Int32, onCall nth: Int = 1) {
+        faults[call] = (nth, errno)
+    }
+
+    // MARK: What can be observed
+
+    private(set) var callCounts: [Call: Int] = [:]
+    private(set) var openFds: Set<Int32> = []
+    private(set) var closes = 0
+    /// Every mistake the camera made against the driver's rules (double queue, unknown unmap, ...).
+    private(set) var misuses: [String] = []
+    private(set) var format: V4L2PixFormat?
+    private(set) var requestedFormat: V4L2PixFormat?
+    private(set) var requestedTimePerFrame: V4L2Fraction?
+    private(set) var allocatedBuffers = 0
+    private(set) var streaming = false
+    /// Buffers the driver holds, in the order it will fill them.
+    private(set) var queued: [Int] = []
+    /// Every QBUF, in order.
+    private(set) var queueLog: [Int] = []
+    /// Every buffer DQBUF handed back, in order.
+    private(set) var dequeueLog: [Int] = []
+    private(set) var pollTimeouts: [Int] = []
+    private var mappings: [UnsafeMutableRawPointer: (index: Int, length: Int)] = [:]
+    private var nextFd: Int32 = 100
+
+    var openMappings: Int { mappings.count }
+
+    func calls(_ call: Call) -> Int { callCounts[call, default: 0] }
+
+    deinit {
+        for address in mappings.keys { address.deallocate() }
+    }
+
+    private func enter(_ call: Call) throws {
+        callCounts[call, default: 0] += 1
+        if let fault = faults[call], fault.nth == callCounts[call] {
+            throw CameraError("fake \(call)", errno: fault.errno)
+        }
+    }
+
+    private func checkFd(_ fd: Int32, _ call: Call) throws {
+        guard openFds.contains(fd) else {
+            misuses.append("\(call) on fd \(fd), which is not open")
+            throw CameraError("fake \(call)", errno: EBADF)
+        }
+    }
+
+    private func misuse(_ what: String, errno: Int32 = EINVAL) -> CameraError {
+        misuses.append(what)
+        return CameraError("fake: \(what)", errno: errno)
+    }
+
+    // MARK: V4L2Device
+
+    func open(path: String) throws -> Int32 {
+        try enter(.open)
+        nextFd += 1
+        openFds.insert(nextFd)
+        return nextFd
+    }
+
+    func close(fd: Int32) throws {
+        try checkFd(fd, .close)
+        openFds.remove(fd)
+        closes += 1
+        try enter(.close)  // Like Linux: the descriptor is gone even when close reports an error.
+    }
+
+    func queryCapabilities(fd: Int32) throws -> V4L2Capabilities {
+        try checkFd(fd, .queryCapabilities)
+        try enter(.queryCapabilities)
+        return capabilities
+    }
+
+    func enumerateFormats(fd: Int32) throws -> [V4L2FormatDescription] {
+        try checkFd(fd, .enumerateFormats)
+        try enter(.enumerateFormats)
+        return offered
+    }
+
+    func setFormat(fd: Int32, _ requested: V4L2PixFormat) throws -> V4L2PixFormat {
+        try checkFd(fd, .setFormat)
+        try enter(.setFormat)
+        if allocatedBuffers > 0 { throw misuse("S_FMT with buffers allocated", errno: EBUSY) }
+        requestedFormat = requested
+        let code = substituteFormat ?? requested.pixelFormat
+        let (width, height) = adjustSize(requested.width, requested.height)
+        let lumaBytesPerPixel = code == fourcc("YUYV") ? 2 : 1
+        let stride = width * lumaBytesPerPixel + rowPadding
+        let planar420 = code == fourcc("NV12") || code == fourcc("YU12")
+        let size = planar420 ? stride * height * 3 / 2 : stride * height
+        let set = V4L2PixFormat(width: width, height: height, pixelFormat: code, bytesPerLine: stride, sizeImage: size)
+        format = set
+        return set
+    }
+
+    func streamTiming(fd: Int32) throws -> V4L2StreamTiming {
+        try checkFd(fd, .streamTiming)
+        try enter(.streamTiming)
+        return timing
+    }
+
+    func setTimePerFrame(fd: Int32, _ timePerFrame: V4L2Fraction) throws -> V4L2StreamTiming {
+        try checkFd(fd, .setTimePerFrame)
+        try enter(.setTimePerFrame)
+        guard timing.canSetTimePerFrame else { throw misuse("S_PARM without V4L2_CAP_TIMEPERFRAME") }
+        requestedTimePerFrame = timePerFrame
+        timing.timePerFrame = grantTimePerFrame(timePerFrame)
+        return timing
+    }
+
+    func requestBuffers(fd: Int32, count: Int) throws -> Int {
+        try checkFd(fd, .requestBuffers)
+        try enter(.requestBuffers)
+        if streaming { throw misuse("REQBUFS while streaming", errno: EBUSY) }
+        if !mappings.isEmpty { throw misuse("REQBUFS with buffers still mapped", errno: EBUSY) }
+        allocatedBuffers = count == 0 ? 0 : buffersGranted
+        queued = []
+        return allocatedBuffers
+    }
+
+    func queryBuffer(fd: Int32, index: Int) throws -> V4L2MappableBuffer {
+        try checkFd(fd, .queryBuffer)
+        try enter(.queryBuffer)
+        guard index < allocatedBuffers, let format else { throw misuse("QUERYBUF of buffer \(index)") }
+        return V4L2MappableBuffer(index: index, length: bufferLength ?? format.sizeImage, offset: Int64(index) << 20)
+    }
+
+    func map(fd: Int32, _ buffer: V4L2MappableBuffer) throws -> UnsafeMutableRawPointer {
+        try checkFd(fd, .map)
+        try enter(.map)
+        guard buffer.index < allocatedBuffers, buffer.offset == Int64(buffer.index) << 20 else {
+            throw misuse("mmap of unknown buffer \(buffer.index)")
+        }
+        let address = UnsafeMutableRawPointer.allocate(byteCount: buffer.length, alignment: 64)
+        address.initializeMemory(as: UInt8.self, repeating: 0xEE, count: buffer.length)
+        mappings[address] = (buffer.index, buffer.length)
+        return address
+    }
+
+    func unmap(_ address: UnsafeMutableRawPointer, length: Int) throws {
+        try enter(.unmap)
+        guard let mapping = mappings[address], mapping.length == length else {
+            throw misuse("munmap of something not mapped")
+        }
+        mappings[address] = nil
+        address.deallocate()
+    }
+
+    func queueBuffer(fd: Int32, index: Int) throws {
+        try checkFd(fd, .queueBuffer)
+        try enter(.queueBuffer)
+        guard index < allocatedBuffers else { throw misuse("QBUF of buffer \(index), not allocated") }
+        guard !queued.contains(index) else { throw misuse("QBUF of buffer \(index), already queued") }
+        queued.append(index)
+        queueLog.append(index)
+    }
+
+    func dequeueBuffer(fd: Int32) throws -> V4L2DequeuedBuffer? {
+        try checkFd(fd, .dequeueBuffer)
+        try enter(.dequeueBuffer)
+        guard streaming else { throw misuse("DQBUF while not streaming") }
+        guard !queued.isEmpty, !deliveries.isEmpty else { return nil }  // EAGAIN
+        let index = queued.removeFirst()
+        let delivery = deliveries.removeFirst()
+        let (address, mapping) = mappings.first { $0.value.index == index }!
+        delivery.bytes.withUnsafeBytes { bytes in
+            address.copyMemory(from: bytes.baseAddress!, byteCount: min(bytes.count, mapping.length))
+        }
+        dequeueLog.append(index)
+        return V4L2DequeuedBuffer(index: index, bytesUsed: delivery.bytesUsed ?? delivery.bytes.count,
+                                  flags: delivery.flags, timestampNs: delivery.timestampNs,
+                                  sequence: UInt32(dequeueLog.count - 1))
+    }
+
+    func streamOn(fd: Int32) throws {
+        try checkFd(fd, .streamOn)
+        try enter(.streamOn)
+        guard allocatedBuffers > 0 else { throw misuse("STREAMON without buffers") }
+        streaming = true
+    }
+
+    func streamOff(fd: Int32) throws {
+        try checkFd(fd, .streamOff)
+        // STREAMOFF hands every buffer back to the application, even when it reports an error
+        // (ENODEV from an unplugged camera).
+        streaming = false
+        queued = []
+        try enter(.streamOff)
+    }
+
+    func poll(fd: Int32, timeoutMs: Int) throws -> Bool {
+        try checkFd(fd, .poll)
+        try enter(.poll)
+        pollTimeouts.append(timeoutMs)
+        // A fake never waits: either something is ready now or the timeout "passes".
+        return streaming && !queued.isEmpty && (!deliveries.isEmpty || wakeWithoutFrame)
+    }
+}

@@ -1,0 +1,99 @@
+@testable import Camera
+import Foundation
+import Glibc
+import XCTest
+
+/// Counts SIGUSR1 deliveries; a C signal handler cannot capture context.
+private var interruptions: Int32 = 0
+
+/// The real device over libv4l2. There is no camera on the build machine, so these exercise the
+/// library link, errno reporting and EINTR handling with files and pipes.
+final class LibV4L2DeviceTests: XCTestCase {
+    func testOpeningSomethingThatIsNotAV4L2DeviceFailsWithENOTTY() {
+        // libv4l2 opens the file, then VIDIOC_QUERYCAP fails: /dev/null knows no ioctls.
+        XCTAssertThrowsError(try LibV4L2Device().open(path: "/dev/null")) { error in
+            XCTAssertEqual((error as? CameraError)?.errno, ENOTTY)
+        }
+    }
+
+    func testOpeningAMissingDeviceFailsWithENOENT() {
+        XCTAssertThrowsError(try LibV4L2Device().open(path: "/dev/video-kiosk-does-not-exist")) { error in
+            XCTAssertEqual((error as? CameraError)?.errno, ENOENT)
+            XCTAssertTrue(((error as? CameraError)?.message ?? "").contains("/dev/video-kiosk-does-not-exist"))
+        }
+    }
+
+    func testCameraOverTheRealDeviceReportsTheErrorAndLeavesNothingOpen() {
+        let camera = V4L2Camera(device: "/dev/null", width: 640, height: 480, fps: 30)
+        let fdsBefore = openDescriptorCount()
+        XCTAssertThrowsError(try camera.open()) { error in
+            let error = error as? CameraError
+            XCTAssertEqual(error?.errno, ENOTTY)
+            XCTAssertTrue(error?.message.hasPrefix("/dev/null") ?? false)
+        }
+        XCTAssertEqual(openDescriptorCount(), fdsBefore)
+        XCTAssertNil(camera.description)
+    }
+
+    func testRetryingInterruptsRetriesOnlyEINTR() throws {
+        var calls = 0
+        let result = try retryingInterrupts("test") {
+            calls += 1
+            if calls < 3 { errno = EINTR; return -1 }
+            return 7
+        }
+        XCTAssertEqual(result, 7)
+        XCTAssertEqual(calls, 3)
+
+        calls = 0
+        XCTAssertThrowsError(try retryingInterrupts("test") { calls += 1; errno = EIO; return -1 }) { error in
+            XCTAssertEqual(error as? CameraError, CameraError("test", errno: EIO))
+        }
+        XCTAssertEqual(calls, 1)
+    }
+
+    func testPollReportsReadinessAndTimeout() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { Glibc.close(fds[0]); Glibc.close(fds[1]) }
+        let device = LibV4L2Device()
+        XCTAssertFalse(try device.poll(fd: fds[0], timeoutMs: 10))
+        var byte: UInt8 = 1
+        XCTAssertEqual(write(fds[1], &byte, 1), 1)
+        XCTAssertTrue(try device.poll(fd: fds[0], timeoutMs: 10))
+    }
+
+    func testPollIsNotCutShortByASignal() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { Glibc.close(fds[0]); Glibc.close(fds[1]) }
+
+        // A handler without SA_RESTART: poll is interrupted with EINTR (it never restarts anyway).
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in interruptions += 1 }
+        var previous = sigaction()
+        XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
+        defer { sigaction(SIGUSR1, &previous, nil) }
+
+        interruptions = 0
+        let target = pthread_self()
+        let interrupter = Thread {
+            usleep(150_000)
+            pthread_kill(target, SIGUSR1)
+        }
+        interrupter.start()
+
+        let start = monotonicNanoseconds()
+        let ready = try LibV4L2Device().poll(fd: fds[0], timeoutMs: 200)
+        let elapsedMs = (monotonicNanoseconds() - start) / 1_000_000
+        XCTAssertFalse(ready)
+        XCTAssertEqual(interruptions, 1, "the signal did not arrive during poll")
+        // The whole timeout, and not the whole timeout again after the signal (that would be 350 ms).
+        XCTAssertGreaterThanOrEqual(elapsedMs, 195)
+        XCTAssertLessThan(elapsedMs, 330)
+    }
+
+    private func openDescriptorCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+    }
+}
