@@ -24,7 +24,7 @@ let package = Package(
         .target(name: "Camera", dependencies: ["CV4L2", "CPNG"]),
         .target(name: "Decoder", dependencies: ["CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO"]),
-        .target(name: "Scene", dependencies: ["Camera", "CQRencode"]),
+        .target(name: "Scene", dependencies: ["Camera", "Decoder", "CQRencode"]),
         .target(name: "Kiosk", dependencies: ["Camera", "Decoder", "GPIO", "Scene"]),
         .executableTarget(name: "KioskMain", dependencies: ["Kiosk"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.

@@ -31,3 +31,18 @@ public struct GrayImage: Equatable {
         }
     }
 }
+
+extension GrayImage {
+    /// Copies `picture` onto this image with its top-left corner at (x, y), clipped at the edges.
+    public mutating func paste(_ picture: GrayImage, x: Int, y: Int) {
+        for py in 0..<picture.height {
+            let ty = y + py
+            guard ty >= 0, ty < height else { continue }
+            for px in 0..<picture.width {
+                let tx = x + px
+                guard tx >= 0, tx < width else { continue }
+                self[tx, ty] = picture[px, py]
+            }
+        }
+    }
+}

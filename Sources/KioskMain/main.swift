@@ -1,1 +1,4 @@
-print("kiosk")
+import Foundation
+import Kiosk
+
+exit(KioskCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

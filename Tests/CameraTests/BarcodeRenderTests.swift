@@ -89,12 +89,12 @@ final class BarcodeRenderTests: XCTestCase {
 
     func testPasteClipsAtTheEdges() {
         var big = GrayImage(width: 4, height: 3, fill: 0)
-        paste(small, into: &big, x: 1, y: 1)
+        big.paste(small, x: 1, y: 1)
         XCTAssertEqual(big.pixels, [0, 0, 0, 0,
                                     0, 1, 2, 3,
                                     0, 4, 5, 6])
         var clipped = GrayImage(width: 4, height: 3, fill: 0)
-        paste(small, into: &clipped, x: -1, y: 2)
+        clipped.paste(small, x: -1, y: 2)
         XCTAssertEqual(clipped.pixels, [0, 0, 0, 0,
                                         0, 0, 0, 0,
                                         2, 3, 0, 0])

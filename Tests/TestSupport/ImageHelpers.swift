@@ -1,19 +1,5 @@
 import Camera
 
-/// Copies `small` into `big` with its top-left corner at (x, y). Parts that fall outside `big`
-/// are dropped, so a code can be placed partly out of view.
-public func paste(_ small: GrayImage, into big: inout GrayImage, x: Int, y: Int) {
-    for sy in 0..<small.height {
-        let by = y + sy
-        guard by >= 0 && by < big.height else { continue }
-        for sx in 0..<small.width {
-            let bx = x + sx
-            guard bx >= 0 && bx < big.width else { continue }
-            big[bx, by] = small[sx, sy]
-        }
-    }
-}
-
 /// Turns the image clockwise by `quarterTurns` * 90 degrees (negative turns go anticlockwise).
 public func rotatedClockwise(_ image: GrayImage, quarterTurns: Int) -> GrayImage {
     var result = image

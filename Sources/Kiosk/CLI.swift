@@ -1,0 +1,217 @@
+import Camera
+import Decoder
+import Foundation
+import GPIO
+import Glibc
+
+public let kioskVersion = "0.1.0"
+
+/// The `kiosk` command line. Returns the process's exit status.
+public enum KioskCommand {
+    public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+        let processStartNs = monotonicNanoseconds()
+        let args = Array(arguments.dropFirst())
+        switch args.first ?? "run" {
+        case "run":
+            guard args.count <= 1 else { return usageError("'run' takes no arguments") }
+            return run(environment: environment, demo: false, processStartNs: processStartNs)
+        case "demo":
+            guard args.count <= 1 else { return usageError("'demo' takes no arguments") }
+            return run(environment: environment, demo: true, processStartNs: processStartNs)
+        case "check":
+            return check(environment: environment)
+        case "decode":
+            return decode(Array(args.dropFirst()), environment: environment)
+        case "doctor", "snapshot", "bench":
+            printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
+            return ExitStatus.failure
+        case "--help", "-h", "help":
+            print(helpText)
+            return ExitStatus.ok
+        case "--version", "-V":
+            print("kiosk \(kioskVersion)")
+            return ExitStatus.ok
+        default:
+            return usageError("unknown command '\(args[0])'")
+        }
+    }
+
+    static let helpText = """
+    kiosk \(kioskVersion): a headless barcode and QR-code scanner service for a door
+
+    Usage:
+      kiosk [run]                     scan until SIGTERM/SIGINT (or a replay ends)
+      kiosk demo                      run the real pipeline on a built-in simulated scene
+      kiosk check                     validate the environment, print every effective setting
+      kiosk decode [--json] [--roi x,y,w,h] FILE...
+                                      decode still images (PGM, PNG) with the service's settings
+      kiosk --help | --version
+
+    Configuration comes from KIOSK_* environment variables (see the README or `kiosk check`).
+    Exit status: 0 clean stop, 1 failure, 64 usage, 69 camera/GPIO unavailable, 78 bad configuration.
+    """
+
+    static func usageError(_ message: String) -> Int32 {
+        printError("kiosk: \(message)\n\(helpText)")
+        return ExitStatus.usage
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write((message + "\n").data(using: .utf8)!)
+    }
+
+    // MARK: - configuration
+
+    /// Reads the configuration; on errors logs one `config_error` a problem and returns nil.
+    static func readConfiguration(_ environment: [String: String], isExecutableFile: ((String) -> Bool)? = nil) -> (Configuration, Logger)? {
+        let reading = isExecutableFile.map { Configuration.read(environment: environment, isExecutableFile: $0) }
+            ?? Configuration.read(environment: environment)
+        let logger = Logger(level: reading.configuration.logLevel, format: reading.configuration.logFormat,
+                            priorityPrefix: environment["JOURNAL_STREAM"] != nil)
+        for w in reading.warnings {
+            var fields: [(String, LogValue)] = [("var", .text(w.variable)), ("value", .text(w.value)),
+                                                ("reason", "not a kiosk setting; ignored")]
+            if let s = w.suggestion { fields.append(("did_you_mean", .text(s))) }
+            logger.log(.warning, "config_warning", fields: fields)
+        }
+        for e in reading.errors {
+            logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
+        }
+        return reading.errors.isEmpty ? (reading.configuration, logger) : nil
+    }
+
+    static func check(environment: [String: String]) -> Int32 {
+        let reading = Configuration.read(environment: environment)
+        guard readConfiguration(environment) != nil else { return ExitStatus.config }
+        let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
+        for s in reading.settings {
+            let line = "\(s.variable)=\(s.value)"
+            print(line.padding(toLength: max(width, line.count) + 2, withPad: " ", startingAt: 0)
+                  + (s.fromEnvironment ? "# from the environment" : "# default"))
+        }
+        return ExitStatus.ok
+    }
+
+    // MARK: - run and demo
+
+    static func run(environment: [String: String], demo: Bool, processStartNs: UInt64) -> Int32 {
+        guard let reading = readConfiguration(environment) else { return ExitStatus.config }
+        var config = reading.0
+        let logger = reading.1
+        if demo {
+            config.gpioChip = "sim"
+            config.uprightROI = DemoScene.roi
+            config.repeatMs = DemoScene.repeatMs
+            if config.buzzerLine == nil { config.buzzerLine = 18 }
+        }
+        logger.info("start", [
+            "version": .text(kioskVersion), "camera": .text(demo ? "demo scene" : config.camera.description),
+            "size": .text("\(config.width)x\(config.height)"), "roi": .text(config.uprightROI.description),
+            "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
+            "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
+        ])
+        if config.torchLine != nil || config.onScan != nil || config.metricsFile != nil {
+            logger.warning("not_implemented", ["reason": "KIOSK_TORCH_*, KIOSK_ON_SCAN and KIOSK_METRICS_FILE are validated but not acted on in this version"])
+        }
+
+        let stop = StopSignal()
+        let signals = SignalHandling(stop: stop)
+        defer { withExtendedLifetime(signals) {} }
+
+        let buzzer: Buzzer?
+        do {
+            buzzer = try makeBuzzer(config, logger: logger)
+        } catch {
+            logGPIOError(error, logger: logger)
+            return ExitStatus.unavailable
+        }
+        defer { buzzer?.shutDown() }
+
+        let source: FrameSource
+        var demoScene: ScriptedSceneHandle?
+        if demo {
+            do {
+                let scene = try DemoScene.make(mount: config.mount, fps: config.fps, realTime: true)
+                scene.onStep = { step in logger.info("demo", ["step": .text(step.narration)]) }
+                source = scene
+                demoScene = ScriptedSceneHandle()
+            } catch {
+                logger.error("demo_error", ["error": .text(String(describing: error))])
+                return ExitStatus.failure
+            }
+        } else {
+            source = makeSource(config)
+        }
+
+        let service = ScanService(configuration: config, source: source, buzzer: buzzer, logger: logger,
+                                  stop: stop, processStartNs: processStartNs)
+        service.onReport = { symbol, _ in demoScene?.record(symbol) }
+        let reason: StopReason
+        do {
+            reason = try service.run()
+        } catch {
+            logger.error("camera_unavailable", ["camera": .text(config.camera.description), "error": .text(String(describing: error))])
+            logger.info("stop", ["reason": "camera unavailable", "frames": 0, "decoded": 0])
+            return ExitStatus.unavailable
+        }
+        logger.info("stop", ["reason": .text(reason.logText), "frames": .int(service.frames), "decoded": .int(service.decoded)])
+        if let demoScene, case .sourceEnded = reason {
+            return demoScene.judge(logger: logger)
+        }
+        return reason.exitStatus
+    }
+
+    static func makeSource(_ config: Configuration) -> FrameSource {
+        switch config.camera {
+        case .replay(let folder):
+            return ReplaySource(directory: folder, fps: config.fps)
+        case .device(let path):
+            return V4L2Camera(device: path, width: config.width, height: config.height, fps: config.fps,
+                              format: config.format)
+        }
+    }
+
+    static func makeBuzzer(_ config: Configuration, logger: Logger) throws -> Buzzer? {
+        guard let line = config.buzzerLine else { return nil }
+        let chip: GPIOChip = config.isSimulatedGPIO ? SimulatedChip() : try LibgpiodChip(config.gpioChip)
+        let gpioLevel: LogLevel = config.isSimulatedGPIO ? .info : .debug
+        let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.buzzerActiveLow) { offset, level in
+            logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
+        }
+        let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, scheduler: DispatchScheduler())
+        buzzer.onError = { error in logger.warning("gpio_write_failed", ["error": .text(String(describing: error))]) }
+        return buzzer
+    }
+
+    static func logGPIOError(_ error: Error, logger: Logger) {
+        if let e = error as? GPIOError {
+            var fields: [(String, LogValue)] = [("chip", .text(e.chip))]
+            if let line = e.line { fields.append(("line", .int(line))) }
+            fields.append(("error", .text(e.description)))
+            if let holder = e.heldBy { fields.append(("held_by", .text(holder))) }
+            logger.log(.error, "gpio_unavailable", fields: fields)
+        } else {
+            logger.error("gpio_unavailable", ["error": .text(String(describing: error))])
+        }
+    }
+}
+
+/// Counts what the demo reported, to say at the end whether the scene went as narrated.
+final class ScriptedSceneHandle {
+    private var inside = 0
+    private var outside = 0
+
+    func record(_ symbol: DecodedSymbol) {
+        if symbol.text == DemoScene.codeInsideROI { inside += 1 }
+        if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
+    }
+
+    func judge(logger: Logger) -> Int32 {
+        let pass = inside == DemoScene.expectedScans && outside == 0
+        logger.log(pass ? .info : .error, "demo_result", [
+            "result": pass ? "pass" : "fail", "expected_scans": .int(DemoScene.expectedScans),
+            "scans": .int(inside), "outside_roi_scans": .int(outside),
+        ])
+        return pass ? ExitStatus.ok : ExitStatus.failure
+    }
+}

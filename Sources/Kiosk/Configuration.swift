@@ -1,0 +1,344 @@
+import Camera
+import Decoder
+import Foundation
+
+/// Where the frames come from.
+public enum CameraSetting: Equatable, CustomStringConvertible {
+    case device(String)
+    case replay(folder: String)
+
+    public var description: String {
+        switch self {
+        case .device(let path): return path
+        case .replay(let folder): return "replay:\(folder)"
+        }
+    }
+}
+
+public enum TorchMode: String, CaseIterable {
+    case auto, on, off
+}
+
+/// The kiosk's settings, read once from the environment at start (interface.md).
+public struct Configuration: Equatable {
+    public var camera: CameraSetting = .device("/dev/video0")
+    public var width = 640
+    public var height = 480
+    public var fps: Double = 30
+    public var format: RequestedPixelFormat = .auto
+    public var mount = Mount()
+    public var uprightROI = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
+    public var symbologies: [Symbology] = [.qrcode, .ean13, .ean8, .upca, .code128]
+    public var repeatMs = 3000
+    public var gpioChip = "gpiochip0"
+    public var torchLine: Int?
+    public var torchActiveLow = false
+    public var torch: TorchMode = .auto
+    public var torchOnBelow: Double = 50
+    public var torchOffAbove: Double = 80
+    public var torchHoldMs = 2000
+    public var buzzerLine: Int?
+    public var buzzerActiveLow = false
+    public var beepMs = 120
+    public var onScan: String?
+    public var logLevel: LogLevel = .info
+    public var logFormat: LogFormat = .logfmt
+    public var statsSeconds = 60
+    public var metricsFile: String?
+
+    public init() {}
+
+    public var isSimulatedGPIO: Bool { gpioChip == "sim" }
+}
+
+/// A value that was given but cannot be used: what the `config_error` event says.
+public struct ConfigError: Error, Equatable {
+    public var variable: String
+    public var value: String
+    public var expected: String
+}
+
+/// A `KIOSK_*` name the kiosk does not know: probably a typo, so it is said, not ignored.
+public struct ConfigWarning: Equatable {
+    public var variable: String
+    public var value: String
+    public var suggestion: String?
+}
+
+/// The outcome of reading the environment: the configuration, or every problem found in it.
+public struct ConfigurationReading {
+    public var configuration: Configuration
+    public var errors: [ConfigError]
+    public var warnings: [ConfigWarning]
+    /// Each setting's effective value as text, and whether the environment gave it, in the order of
+    /// interface.md: what `kiosk check` prints.
+    public var settings: [(variable: String, value: String, fromEnvironment: Bool)]
+}
+
+extension Configuration {
+    /// Every variable the kiosk reads, in the order interface.md lists them.
+    public static let variables = [
+        "KIOSK_CAMERA", "KIOSK_SIZE", "KIOSK_FPS", "KIOSK_FORMAT", "KIOSK_ROTATE", "KIOSK_MIRROR",
+        "KIOSK_ROI", "KIOSK_SYMBOLOGIES", "KIOSK_REPEAT_MS", "KIOSK_GPIO_CHIP", "KIOSK_TORCH_LINE",
+        "KIOSK_TORCH_ACTIVE_LOW", "KIOSK_TORCH", "KIOSK_TORCH_ON_BELOW", "KIOSK_TORCH_OFF_ABOVE",
+        "KIOSK_TORCH_HOLD_MS", "KIOSK_BUZZER_LINE", "KIOSK_BUZZER_ACTIVE_LOW", "KIOSK_BEEP_MS",
+        "KIOSK_ON_SCAN", "KIOSK_LOG_LEVEL", "KIOSK_LOG_FORMAT", "KIOSK_STATS_S", "KIOSK_METRICS_FILE",
+    ]
+
+    /// Names the kiosk itself sets for its `KIOSK_ON_SCAN` program; not typos.
+    static let reservedForOnScan: Set<String> = ["KIOSK_CODE", "KIOSK_SYMBOLOGY"]
+
+    /// Reads and validates the whole configuration without touching any device. An empty value
+    /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").
+    /// `fileSystem` answers whether a path is an executable file (for `KIOSK_ON_SCAN`).
+    public static func read(environment: [String: String],
+                            isExecutableFile: (String) -> Bool = { FileManager.default.isExecutableFile(atPath: $0) })
+        -> ConfigurationReading {
+        var c = Configuration()
+        var p = Parser(environment: environment)
+
+        p.read("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, or replay:FOLDER") { v in
+            if v.hasPrefix("replay:") {
+                let folder = String(v.dropFirst("replay:".count))
+                guard !folder.isEmpty else { return nil }
+                c.camera = .replay(folder: folder)
+            } else {
+                guard v.hasPrefix("/") else { return nil }
+                c.camera = .device(v)
+            }
+            return c.camera.description
+        }
+        p.read("KIOSK_SIZE", "WIDTHxHEIGHT in pixels, each 16-8192, e.g. 640x480") { v in
+            let parts = v.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+            guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+                  (16...8192).contains(w), (16...8192).contains(h) else { return nil }
+            c.width = w
+            c.height = h
+            return "\(w)x\(h)"
+        }
+        p.read("KIOSK_FPS", "a frame rate from 1 to 240") { v in
+            guard let f = Double(v), f.isFinite, (1...240).contains(f) else { return nil }
+            c.fps = f
+            return Configuration.trim(f)
+        }
+        p.read("KIOSK_FORMAT", "one of auto, YUYV, GREY, NV12, YU12, MJPG") { v in
+            guard let f = RequestedPixelFormat(rawValue: v.uppercased() == "AUTO" ? "auto" : v.uppercased()) else { return nil }
+            c.format = f
+            return f.rawValue
+        }
+        p.read("KIOSK_ROTATE", "0, 90, 180 or 270 (degrees clockwise that make the frame upright)") { v in
+            guard let degrees = Int(v), let r = Mount.Rotation(rawValue: degrees) else { return nil }
+            c.mount.rotation = r
+            return String(degrees)
+        }
+        p.read("KIOSK_MIRROR", "0 or 1") { v in
+            guard let b = Configuration.flag(v) else { return nil }
+            c.mount.mirrored = b
+            return b ? "1" : "0"
+        }
+        p.read("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1") { v in
+            let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
+                  [x, y, w, h].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 1 }),
+                  w > 0, h > 0, x + w <= 1 + 1e-9, y + h <= 1 + 1e-9 else { return nil }
+            c.uprightROI = NormalizedRect(x: x, y: y, width: w, height: h)
+            return c.uprightROI.description
+        }
+        p.read("KIOSK_SYMBOLOGIES", "a comma list of: " + Symbology.allCases.map(\.rawValue).joined(separator: ",")) { v in
+            var chosen: [Symbology] = []
+            for name in v.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let s = Symbology(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) else { return nil }
+                if !chosen.contains(s) { chosen.append(s) }
+            }
+            guard !chosen.isEmpty else { return nil }
+            c.symbologies = chosen
+            return chosen.map(\.rawValue).joined(separator: ",")
+        }
+        p.read("KIOSK_REPEAT_MS", "milliseconds from 0 to 3600000") { v in
+            guard let ms = Int(v), (0...3_600_000).contains(ms) else { return nil }
+            c.repeatMs = ms
+            return String(ms)
+        }
+        p.read("KIOSK_GPIO_CHIP", "a GPIO chip name (gpiochip0), path (/dev/gpiochip0), label or number, or sim") { v in
+            guard !v.contains(where: { $0.isWhitespace || $0.isNewline }) else { return nil }
+            c.gpioChip = v
+            return v
+        }
+        p.read("KIOSK_TORCH_LINE", "a GPIO line offset from 0 to 1023") { v in
+            guard let n = Int(v), (0...1023).contains(n) else { return nil }
+            c.torchLine = n
+            return String(n)
+        }
+        p.read("KIOSK_TORCH_ACTIVE_LOW", "0 or 1") { v in
+            guard let b = Configuration.flag(v) else { return nil }
+            c.torchActiveLow = b
+            return b ? "1" : "0"
+        }
+        p.read("KIOSK_TORCH", "auto, on or off") { v in
+            guard let m = TorchMode(rawValue: v.lowercased()) else { return nil }
+            c.torch = m
+            return m.rawValue
+        }
+        p.read("KIOSK_TORCH_ON_BELOW", "a brightness from 0 to 255") { v in
+            guard let b = Double(v), b.isFinite, (0...255).contains(b) else { return nil }
+            c.torchOnBelow = b
+            return Configuration.trim(b)
+        }
+        p.read("KIOSK_TORCH_OFF_ABOVE", "a brightness from 0 to 255") { v in
+            guard let b = Double(v), b.isFinite, (0...255).contains(b) else { return nil }
+            c.torchOffAbove = b
+            return Configuration.trim(b)
+        }
+        p.read("KIOSK_TORCH_HOLD_MS", "milliseconds from 0 to 600000") { v in
+            guard let ms = Int(v), (0...600_000).contains(ms) else { return nil }
+            c.torchHoldMs = ms
+            return String(ms)
+        }
+        p.read("KIOSK_BUZZER_LINE", "a GPIO line offset from 0 to 1023") { v in
+            guard let n = Int(v), (0...1023).contains(n) else { return nil }
+            c.buzzerLine = n
+            return String(n)
+        }
+        p.read("KIOSK_BUZZER_ACTIVE_LOW", "0 or 1") { v in
+            guard let b = Configuration.flag(v) else { return nil }
+            c.buzzerActiveLow = b
+            return b ? "1" : "0"
+        }
+        p.read("KIOSK_BEEP_MS", "milliseconds from 1 to 5000") { v in
+            guard let ms = Int(v), (1...5000).contains(ms) else { return nil }
+            c.beepMs = ms
+            return String(ms)
+        }
+        p.read("KIOSK_ON_SCAN", "the absolute path of an executable program (it is run directly, never through a shell)") { v in
+            guard v.hasPrefix("/"), isExecutableFile(v) else { return nil }
+            c.onScan = v
+            return v
+        }
+        p.read("KIOSK_LOG_LEVEL", "debug, info, warning or error") { v in
+            guard let l = LogLevel.allCases.first(where: { $0.name == v.lowercased() }) else { return nil }
+            c.logLevel = l
+            return l.name
+        }
+        p.read("KIOSK_LOG_FORMAT", "logfmt or json") { v in
+            guard let f = LogFormat(rawValue: v.lowercased()) else { return nil }
+            c.logFormat = f
+            return f.rawValue
+        }
+        p.read("KIOSK_STATS_S", "seconds from 0 (off) to 86400") { v in
+            guard let s = Int(v), (0...86_400).contains(s) else { return nil }
+            c.statsSeconds = s
+            return String(s)
+        }
+        p.read("KIOSK_METRICS_FILE", "an absolute file path") { v in
+            guard v.hasPrefix("/"), !v.hasSuffix("/") else { return nil }
+            c.metricsFile = v
+            return v
+        }
+
+        // Contradictions between values that are each fine on their own.
+        if c.torchOnBelow >= c.torchOffAbove {
+            // Name the variable the installer actually set.
+            if p.given.contains("KIOSK_TORCH_ON_BELOW") {
+                p.contradiction("KIOSK_TORCH_ON_BELOW",
+                                expected: "less than KIOSK_TORCH_OFF_ABOVE (\(Configuration.trim(c.torchOffAbove))), so that the torch cannot flicker between the two")
+            } else {
+                p.contradiction("KIOSK_TORCH_OFF_ABOVE",
+                                expected: "greater than KIOSK_TORCH_ON_BELOW (\(Configuration.trim(c.torchOnBelow))), so that the torch cannot flicker between the two")
+            }
+        }
+        if let t = c.torchLine, t == c.buzzerLine {
+            p.contradiction("KIOSK_BUZZER_LINE", expected: "a line other than KIOSK_TORCH_LINE (\(t)): one line cannot drive both")
+        }
+
+        let known = Set(variables).union(reservedForOnScan)
+        let warnings = environment.keys.sorted()
+            .filter { $0.hasPrefix("KIOSK_") && !known.contains($0) }
+            .map { ConfigWarning(variable: $0, value: environment[$0] ?? "", suggestion: closestName(to: $0)) }
+
+        let settings = variables.map { name in
+            (variable: name, value: p.effective[name] ?? defaultText(name, c), fromEnvironment: p.given.contains(name))
+        }
+        return ConfigurationReading(configuration: c, errors: p.errors, warnings: warnings, settings: settings)
+    }
+
+    static func flag(_ v: String) -> Bool? {
+        switch v { case "0": return false; case "1": return true; default: return nil }
+    }
+
+    static func trim(_ d: Double) -> String {
+        d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
+    }
+
+    /// How a default reads in `kiosk check`.
+    static func defaultText(_ name: String, _ c: Configuration) -> String {
+        let d = Configuration()
+        switch name {
+        case "KIOSK_CAMERA": return d.camera.description
+        case "KIOSK_SIZE": return "\(d.width)x\(d.height)"
+        case "KIOSK_FPS": return trim(d.fps)
+        case "KIOSK_FORMAT": return d.format.rawValue
+        case "KIOSK_ROTATE": return String(d.mount.rotation.rawValue)
+        case "KIOSK_MIRROR": return d.mount.mirrored ? "1" : "0"
+        case "KIOSK_ROI": return d.uprightROI.description
+        case "KIOSK_SYMBOLOGIES": return d.symbologies.map(\.rawValue).joined(separator: ",")
+        case "KIOSK_REPEAT_MS": return String(d.repeatMs)
+        case "KIOSK_GPIO_CHIP": return d.gpioChip
+        case "KIOSK_TORCH_ACTIVE_LOW", "KIOSK_BUZZER_ACTIVE_LOW": return "0"
+        case "KIOSK_TORCH": return d.torch.rawValue
+        case "KIOSK_TORCH_ON_BELOW": return trim(d.torchOnBelow)
+        case "KIOSK_TORCH_OFF_ABOVE": return trim(d.torchOffAbove)
+        case "KIOSK_TORCH_HOLD_MS": return String(d.torchHoldMs)
+        case "KIOSK_BEEP_MS": return String(d.beepMs)
+        case "KIOSK_LOG_LEVEL": return d.logLevel.name
+        case "KIOSK_LOG_FORMAT": return d.logFormat.rawValue
+        case "KIOSK_STATS_S": return String(d.statsSeconds)
+        default: return "unset"
+        }
+    }
+
+    /// The known name nearest to a misspelt one, when it is near enough to be the likely intent.
+    static func closestName(to name: String) -> String? {
+        let scored = variables.map { ($0, editDistance(Array(name), Array($0))) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 3 else { return nil }
+        return best.0
+    }
+
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// Reads one variable at a time, collecting every error rather than stopping at the first.
+private struct Parser {
+    let environment: [String: String]
+    var errors: [ConfigError] = []
+    var given: Set<String> = []
+    var effective: [String: String] = [:]
+
+    init(environment: [String: String]) { self.environment = environment }
+
+    /// `apply` stores the value and returns its effective text, or nil when the value is not accepted.
+    mutating func read(_ name: String, _ expected: String, _ apply: (String) -> String?) {
+        guard let raw = environment[name] else { return }
+        let value = raw.trimmingCharacters(in: .whitespaces)
+        guard !value.isEmpty else { return }
+        given.insert(name)
+        if let text = apply(value) {
+            effective[name] = text
+        } else {
+            errors.append(ConfigError(variable: name, value: raw, expected: expected))
+        }
+    }
+
+    mutating func contradiction(_ name: String, expected: String) {
+        errors.append(ConfigError(variable: name, value: environment[name] ?? effective[name] ?? "(default)", expected: expected))
+    }
+}

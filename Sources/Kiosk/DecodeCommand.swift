@@ -1,0 +1,60 @@
+import Camera
+import Decoder
+import Foundation
+
+extension KioskCommand {
+    /// `kiosk decode [--json] [--roi x,y,w,h] FILE...`: still images through the service's decoder
+    /// settings (symbologies, mount for `--roi`). Exit 1 when any file cannot be read.
+    static func decode(_ args: [String], environment: [String: String]) -> Int32 {
+        var json = false
+        var roi: NormalizedRect?
+        var files: [String] = []
+        var i = 0
+        while i < args.count {
+            switch args[i] {
+            case "--json": json = true
+            case "--roi":
+                i += 1
+                guard i < args.count else { return usageError("--roi needs x,y,w,h") }
+                let reading = Configuration.read(environment: ["KIOSK_ROI": args[i]])
+                guard reading.errors.isEmpty else { return usageError("--roi \(args[i]): expected \(reading.errors[0].expected)") }
+                roi = reading.configuration.uprightROI
+            default:
+                if args[i].hasPrefix("--") && args[i] != "--" { return usageError("unknown option \(args[i])") }
+                files.append(args[i])
+            }
+            i += 1
+        }
+        guard !files.isEmpty else { return usageError("decode needs at least one image file") }
+        guard let (config, _) = readConfiguration(environment) else { return ExitStatus.config }
+
+        var status = ExitStatus.ok
+        for file in files {
+            let picture: GrayImage
+            do {
+                picture = try ImageFile.read(path: file)
+            } catch {
+                printError("kiosk: \(file): \(error)")
+                status = ExitStatus.failure
+                continue
+            }
+            for symbol in decodeStill(picture, symbologies: config.symbologies, mount: config.mount, uprightROI: roi) {
+                if json {
+                    print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.bytes))}")
+                } else {
+                    print("\(file): \(symbol.symbology.displayName): \(LogEscape.escaped(symbol.bytes, invalidByte: { String(format: "\\x%02x", $0) }))")
+                }
+            }
+        }
+        return status
+    }
+
+    /// The decoder path of `kiosk decode`: a fresh scanner for each picture, so that nothing half
+    /// read in one picture can complete a phantom code in the next.
+    public static func decodeStill(_ picture: GrayImage, symbologies: [Symbology], mount: Mount = Mount(),
+                                   uprightROI: NormalizedRect? = nil) -> [DecodedSymbol] {
+        let scanner = BarcodeScanner(symbologies: symbologies)
+        let region = mount.sensorROI(fromUpright: uprightROI ?? .whole, sensorWidth: picture.width, sensorHeight: picture.height)
+        return scanner.scan(picture, in: region)
+    }
+}

@@ -1,0 +1,38 @@
+import Camera
+import Decoder
+import Scene
+
+/// The built-in scene of `kiosk demo`: what a visitor at the door does, scripted, seen through
+/// the configured mount, decoded by the real pipeline.
+enum DemoScene {
+    static let codeInsideROI = "KIOSK-DEMO-0001"
+    static let codeOutsideROI = "OUTSIDE-THE-ROI"
+    /// The demo's own ROI and repeat window, so that the script means what its narration says.
+    static let roi = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
+    static let repeatMs = 3000
+    static let duration = 12.5
+    /// Scans the script should produce: the inside code, then the same code after the repeat window.
+    static let expectedScans = 2
+
+    static func make(mount: Mount, fps: Double, realTime: Bool) throws -> ScriptedScene {
+        let inside = try QRCodeImage.render(codeInsideROI, moduleSize: 4)
+        let outside = try QRCodeImage.render(codeOutsideROI, moduleSize: 3)
+        let centre = NormalizedPoint(x: 0.5, y: 0.5)
+        // Top-left corner: wholly outside the default ROI (x < 0.25 of the width, y < 0.25 of the height).
+        let corner = NormalizedPoint(x: 0.12, y: 0.13)
+        let steps = [
+            ScriptedScene.Step(start: 0, narration: "the window is empty"),
+            ScriptedScene.Step(start: 1.0, narration: "a visitor holds a QR code inside the ROI: expect one scan and one beep, then silence while it is held",
+                               codes: [.init(picture: inside, centre: centre)]),
+            ScriptedScene.Step(start: 3.5, narration: "the code is taken away"),
+            ScriptedScene.Step(start: 7.0, narration: "the same code is shown again after the 3 s repeat window: expect a second scan",
+                               codes: [.init(picture: inside, centre: centre)]),
+            ScriptedScene.Step(start: 8.5, narration: "the code is taken away"),
+            ScriptedScene.Step(start: 9.5, narration: "a QR code is held outside the ROI: it must never be reported",
+                               codes: [.init(picture: outside, centre: corner)]),
+            ScriptedScene.Step(start: 11.5, narration: "the window is empty again; the demo ends"),
+        ]
+        return ScriptedScene(steps: steps, duration: duration, fps: fps, uprightWidth: 640, uprightHeight: 480,
+                             mount: mount, realTime: realTime)
+    }
+}

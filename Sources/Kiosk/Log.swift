@@ -1,0 +1,216 @@
+import Foundation
+import Glibc
+
+public enum LogLevel: Int, Comparable, CaseIterable, Sendable {
+    case debug, info, warning, error
+
+    public var name: String {
+        switch self {
+        case .debug: return "debug"
+        case .info: return "info"
+        case .warning: return "warning"
+        case .error: return "error"
+        }
+    }
+
+    /// The sd-daemon priority that journald reads from a `<N>` line prefix.
+    var syslogPriority: Int {
+        switch self {
+        case .debug: return 7
+        case .info: return 6
+        case .warning: return 4
+        case .error: return 3
+        }
+    }
+
+    public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
+}
+
+public enum LogFormat: String, CaseIterable, Sendable {
+    case logfmt, json
+}
+
+/// A field's value. Scanned payloads arrive as `.bytes`: they are escaped byte by byte, so that
+/// invalid UTF-8 is shown, not replaced, and nothing a stranger printed can end a line or forge a field.
+public enum LogValue: Equatable, ExpressibleByStringLiteral, ExpressibleByIntegerLiteral {
+    case text(String)
+    case bytes([UInt8])
+    case int(Int)
+    /// A measurement, printed with `digits` decimals.
+    case number(Double, digits: Int)
+    case bool(Bool)
+
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(integerLiteral value: Int) { self = .int(value) }
+
+    public static func ms(_ value: Double) -> LogValue { .number(value, digits: 1) }
+}
+
+public typealias LogFields = KeyValuePairs<String, LogValue>
+
+/// One event a line on stderr, in logfmt (`level=info event=scan data="..."`) or JSON.
+/// Under systemd each line starts with the `<N>` priority prefix so `journalctl -p` works.
+public final class Logger: @unchecked Sendable {  // `write` is serialised by `lock`
+    public let minimumLevel: LogLevel
+    public let format: LogFormat
+    public let priorityPrefix: Bool
+    private let sink: (String) -> Void
+    private let lock = NSLock()
+
+    public init(level: LogLevel = .info, format: LogFormat = .logfmt, priorityPrefix: Bool = false,
+                sink: @escaping (String) -> Void = Logger.writeToStandardError) {
+        self.minimumLevel = level
+        self.format = format
+        self.priorityPrefix = priorityPrefix
+        self.sink = sink
+    }
+
+    public static func writeToStandardError(_ line: String) {
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        // One write(2) a line, so that lines from two threads never interleave.
+        bytes.withUnsafeBytes { buf in
+            var offset = 0
+            while offset < buf.count {
+                let n = Glibc.write(2, buf.baseAddress! + offset, buf.count - offset)
+                if n < 0 { if errno == EINTR { continue } else { return } }
+                offset += n
+            }
+        }
+    }
+
+    public func isEnabled(_ level: LogLevel) -> Bool { level >= minimumLevel }
+
+    public func log(_ level: LogLevel, _ event: String, _ fields: LogFields = [:]) {
+        guard isEnabled(level) else { return }
+        log(level, event, fields: fields.map { ($0.key, $0.value) })
+    }
+
+    /// For fields assembled at run time (some present only sometimes).
+    public func log(_ level: LogLevel, _ event: String, fields: [(String, LogValue)]) {
+        guard isEnabled(level) else { return }
+        let line = render(level, event, fields)
+        lock.lock()
+        defer { lock.unlock() }
+        sink(line)
+    }
+
+    public func debug(_ event: String, _ fields: LogFields = [:]) { log(.debug, event, fields) }
+    public func info(_ event: String, _ fields: LogFields = [:]) { log(.info, event, fields) }
+    public func warning(_ event: String, _ fields: LogFields = [:]) { log(.warning, event, fields) }
+    public func error(_ event: String, _ fields: LogFields = [:]) { log(.error, event, fields) }
+
+    func render(_ level: LogLevel, _ event: String, _ fields: [(String, LogValue)]) -> String {
+        var line = priorityPrefix ? "<\(level.syslogPriority)>" : ""
+        switch format {
+        case .logfmt:
+            line += "level=\(level.name) event=\(LogEscape.logfmt(Array(event.utf8)))"
+            for (key, value) in fields {
+                line += " \(key)=\(LogEscape.logfmt(value))"
+            }
+        case .json:
+            line += "{\"level\":\"\(level.name)\",\"event\":\(LogEscape.jsonString(Array(event.utf8)))"
+            for (key, value) in fields {
+                line += ",\(LogEscape.jsonString(Array(key.utf8))):\(LogEscape.json(value))"
+            }
+            line += "}"
+        }
+        return line
+    }
+}
+
+/// The escaping rules, kept apart so the tests can hit them directly.
+public enum LogEscape {
+    public static func logfmt(_ value: LogValue) -> String {
+        switch value {
+        case .text(let s): return logfmt(Array(s.utf8))
+        case .bytes(let b): return logfmt(b)
+        case .int(let i): return String(i)
+        case .number(let d, let digits): return formatNumber(d, digits: digits)
+        case .bool(let b): return b ? "true" : "false"
+        }
+    }
+
+    public static func json(_ value: LogValue) -> String {
+        switch value {
+        case .text(let s): return jsonString(Array(s.utf8))
+        case .bytes(let b): return jsonString(b)
+        case .int(let i): return String(i)
+        case .number(let d, let digits): return d.isFinite ? formatNumber(d, digits: digits) : "null"
+        case .bool(let b): return b ? "true" : "false"
+        }
+    }
+
+    static func formatNumber(_ d: Double, digits: Int) -> String {
+        String(format: "%.\(digits)f", d)
+    }
+
+    /// A bare word when the value is plain printable ASCII without `"`, `=`, `\` or spaces;
+    /// otherwise a double-quoted string with every risky byte escaped.
+    public static func logfmt(_ bytes: [UInt8]) -> String {
+        let plain = !bytes.isEmpty && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "\\") }
+        if plain { return String(decoding: bytes, as: UTF8.self) }
+        return "\"" + escaped(bytes, invalidByte: { String(format: "\\x%02x", $0) }) + "\""
+    }
+
+    /// A JSON string. JSON cannot hold raw bytes, so a byte that is not part of valid UTF-8 is
+    /// written as the four characters `\xNN` (its backslash escaped for JSON).
+    public static func jsonString(_ bytes: [UInt8]) -> String {
+        "\"" + escaped(bytes, invalidByte: { String(format: "\\\\x%02x", $0) }, json: true) + "\""
+    }
+
+    /// Valid UTF-8 printable text passes; quotes and backslashes are escaped; control characters
+    /// (C0, DEL, C1) and the Unicode line and paragraph separators become escapes; bytes that are
+    /// not valid UTF-8 go through `invalidByte`.
+    static func escaped(_ bytes: [UInt8], invalidByte: (UInt8) -> String, json: Bool = false) -> String {
+        var out = ""
+        out.reserveCapacity(bytes.count + 8)
+        var i = 0
+        while i < bytes.count {
+            let (scalar, length) = decodeScalar(bytes, at: i)
+            guard let scalar else {
+                out += invalidByte(bytes[i])
+                i += 1
+                continue
+            }
+            i += length
+            switch scalar.value {
+            case 0x22: out += "\\\""
+            case 0x5C: out += "\\\\"
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0x00..<0x20, 0x7F:
+                out += json ? String(format: "\\u%04x", scalar.value) : String(format: "\\x%02x", scalar.value)
+            case 0x80..<0xA0, 0x2028, 0x2029:
+                out += String(format: "\\u%04x", scalar.value)
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// Decodes one UTF-8 scalar strictly (no overlongs, no surrogates, nothing above U+10FFFF).
+    static func decodeScalar(_ b: [UInt8], at i: Int) -> (Unicode.Scalar?, Int) {
+        let b0 = b[i]
+        if b0 < 0x80 { return (Unicode.Scalar(b0), 1) }
+        let length: Int
+        var value: UInt32
+        switch b0 {
+        case 0xC2...0xDF: length = 2; value = UInt32(b0 & 0x1F)
+        case 0xE0...0xEF: length = 3; value = UInt32(b0 & 0x0F)
+        case 0xF0...0xF4: length = 4; value = UInt32(b0 & 0x07)
+        default: return (nil, 1)
+        }
+        guard i + length <= b.count else { return (nil, 1) }
+        for k in 1..<length {
+            let c = b[i + k]
+            guard c & 0xC0 == 0x80 else { return (nil, 1) }
+            value = value << 6 | UInt32(c & 0x3F)
+        }
+        let minimum: UInt32 = length == 2 ? 0x80 : length == 3 ? 0x800 : 0x10000
+        guard value >= minimum, let scalar = Unicode.Scalar(value) else { return (nil, 1) }
+        return (scalar, length)
+    }
+}

@@ -1,0 +1,135 @@
+import Camera
+import Decoder
+import Glibc
+
+/// A simulated camera looking at the kiosk's window: a script of codes held up at given places
+/// (in the upright picture) over given times, seen through a camera mounted with a given `Mount`.
+/// It is a `FrameSource`, so the kiosk's real frame loop, real zbar and real ROI mapping run on it.
+public final class ScriptedScene: FrameSource {
+    /// One stretch of the script: from `start` seconds until the next step, these codes are in view.
+    public struct Step {
+        public var start: Double
+        /// Said in the log when the step begins, so a newcomer can follow the demo.
+        public var narration: String
+        public var codes: [Placement]
+
+        public init(start: Double, narration: String, codes: [Placement] = []) {
+            self.start = start
+            self.narration = narration
+            self.codes = codes
+        }
+    }
+
+    /// A picture (usually a code) placed with its centre at a point of the upright frame, given in
+    /// fractions of the frame.
+    public struct Placement {
+        public var picture: GrayImage
+        public var centre: NormalizedPoint
+        public init(picture: GrayImage, centre: NormalizedPoint) {
+            self.picture = picture
+            self.centre = centre
+        }
+    }
+
+    public let steps: [Step]
+    public let duration: Double
+    public let fps: Double
+    public let view: SensorView
+    /// When true, frames come no faster than the frame rate (the demo); else as fast as asked (tests).
+    public let realTime: Bool
+    /// Called with a step's narration when its first frame is handed out.
+    public var onStep: (Step) -> Void = { _ in }
+
+    private let background: GrayImage
+    private var upright: GrayImage
+    private var sensor: GrayImage
+    private var index: UInt64 = 0
+    private var renderedStep = -1
+    private var openedAtNs: UInt64 = 0
+    private var isOpen = false
+
+    public init(steps: [Step], duration: Double, fps: Double, uprightWidth: Int, uprightHeight: Int,
+                mount: Mount, realTime: Bool) {
+        precondition(!steps.isEmpty && fps > 0 && duration > 0)
+        self.steps = steps.sorted { $0.start < $1.start }
+        self.duration = duration
+        self.fps = fps
+        self.realTime = realTime
+        view = SensorView(mount: mount, uprightWidth: uprightWidth, uprightHeight: uprightHeight)
+        background = ScriptedScene.window(width: uprightWidth, height: uprightHeight)
+        upright = background
+        sensor = GrayImage(width: view.sensorWidth, height: view.sensorHeight)
+    }
+
+    public func open() throws -> CameraDescription {
+        index = 0
+        renderedStep = -1
+        openedAtNs = monotonicNanoseconds()
+        isOpen = true
+        return CameraDescription(device: "scene", format: "GREY", width: view.sensorWidth,
+                                 height: view.sensorHeight, fps: fps)
+    }
+
+    public func nextFrame(timeoutMs: Int) throws -> FrameWait {
+        guard isOpen else { throw CameraError("the simulated scene is not open", errno: EBADF) }
+        let t = Double(index) / fps
+        if t >= duration { return .ended }
+        let timestampNs = UInt64(t * 1e9)
+        if realTime {
+            let due = openedAtNs + timestampNs
+            let now = monotonicNanoseconds()
+            if due > now {
+                let waitNs = due - now
+                if waitNs > UInt64(timeoutMs) * 1_000_000 {
+                    usleep(UInt32(timeoutMs) * 1000)
+                    return .timedOut
+                }
+                usleep(UInt32(waitNs / 1000))
+            }
+        }
+        let stepIndex = steps.lastIndex { $0.start <= t } ?? 0
+        if stepIndex != renderedStep {
+            renderedStep = stepIndex
+            compose(steps[stepIndex])
+            onStep(steps[stepIndex])
+        }
+        let seq = index
+        index += 1
+        let captured = realTime ? openedAtNs + timestampNs : monotonicNanoseconds()
+        return sensor.pixels.withUnsafeBufferPointer { buf in
+            // The buffer lives in `self.sensor` and is rewritten only when the step changes, so the
+            // frame stays valid until the next call, as the protocol promises.
+            .frame(Frame(luma: LumaPlane(base: buf.baseAddress!, width: sensor.width, height: sensor.height,
+                                         rowStride: sensor.width),
+                         sequence: seq, timestampNs: timestampNs, capturedNs: captured))
+        }
+    }
+
+    public func close() { isOpen = false }
+
+    private func compose(_ step: Step) {
+        upright = background
+        for code in step.codes {
+            let x = Int(code.centre.x * Double(upright.width)) - code.picture.width / 2
+            let y = Int(code.centre.y * Double(upright.height)) - code.picture.height / 2
+            upright.paste(code.picture, x: x, y: y)
+        }
+        view.render(upright, into: &sensor)
+    }
+
+    /// The kiosk's empty window: a soft vertical gradient with a faint deterministic texture, so
+    /// that the decoder sees something like a real surface rather than a flat field.
+    static func window(width: Int, height: Int) -> GrayImage {
+        var image = GrayImage(width: width, height: height)
+        var seed: UInt32 = 0x9E37_79B9
+        for y in 0..<height {
+            let base = 150 + 60 * y / max(1, height - 1)
+            for x in 0..<width {
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                let grain = Int(seed >> 28) - 8
+                image[x, y] = UInt8(clamping: base + grain)
+            }
+        }
+        return image
+    }
+}

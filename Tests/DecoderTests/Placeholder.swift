@@ -1,2 +1,0 @@
-import XCTest
-final class DecoderTestsPlaceholder: XCTestCase { func testNothing() {} }

@@ -1,0 +1,159 @@
+import GPIO
+import Glibc
+import XCTest
+
+/// A chip in memory: records every level driven, can refuse a request as busy.
+final class FakeChip: GPIOChip, @unchecked Sendable {
+    let name = "fake"
+    var levels: [Int: [Int]] = [:]
+    var requested: [Int: String] = [:]
+    var released: [Int] = []
+    var busy: [Int: String] = [:]
+    var failWrites = false
+
+    func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
+        if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
+        requested[offset] = consumer
+        levels[offset, default: []].append(level)
+        return Line(chip: self, offset: offset)
+    }
+
+    final class Line: GPIOOutputLine {
+        let chip: FakeChip
+        let offset: Int
+        var isReleased = false
+        init(chip: FakeChip, offset: Int) { self.chip = chip; self.offset = offset }
+        func setLevel(_ level: Int) throws {
+            precondition(!isReleased, "write after release")
+            if chip.failWrites { throw GPIOError(chip: chip.name, line: offset, message: "write failed", errno: EIO) }
+            chip.levels[offset, default: []].append(level)
+        }
+        func release() {
+            if !isReleased { chip.released.append(offset) }
+            isReleased = true
+        }
+    }
+}
+
+/// Time moved by hand.
+final class ManualScheduler: Scheduler, @unchecked Sendable {
+    var now = 0
+    var pending: [(at: Int, work: () -> Void)] = []
+    func after(milliseconds: Int, _ work: @escaping @Sendable () -> Void) { pending.append((now + milliseconds, work)) }
+    func advance(to t: Int) {
+        now = t
+        let due = pending.filter { $0.at <= t }.sorted { $0.at < $1.at }
+        pending.removeAll { $0.at <= t }
+        due.forEach { $0.work() }
+    }
+}
+
+final class SwitchedOutputTests: XCTestCase {
+    func testRequestedInactiveUnderTheKioskNameActiveHigh() throws {
+        let chip = FakeChip()
+        var driven: [[Int]] = []
+        let out = try SwitchedOutput(chip: chip, offset: 17, activeLow: false) { driven.append([$0, $1]) }
+        XCTAssertEqual(chip.requested[17], "kiosk")
+        XCTAssertEqual(chip.levels[17], [0])
+        try out.set(active: true)
+        try out.set(active: false)
+        XCTAssertEqual(chip.levels[17], [0, 1, 0])
+        XCTAssertEqual(driven, [[17, 0], [17, 1], [17, 0]])
+    }
+
+    func testActiveLowInvertsTheLevel() throws {
+        let chip = FakeChip()
+        let out = try SwitchedOutput(chip: chip, offset: 4, activeLow: true)
+        try out.set(active: true)
+        XCTAssertEqual(chip.levels[4], [1, 0])
+        out.shutDown()
+        XCTAssertEqual(chip.levels[4], [1, 0, 1], "left inactive (high) on the way out")
+        XCTAssertEqual(chip.released, [4])
+    }
+
+    func testBusyLineNamesWhoHoldsIt() {
+        let chip = FakeChip()
+        chip.busy[5] = "door-lock.py"
+        XCTAssertThrowsError(try SwitchedOutput(chip: chip, offset: 5, activeLow: false)) { error in
+            XCTAssertTrue(String(describing: error).contains("door-lock.py"), "\(error)")
+        }
+    }
+}
+
+final class BuzzerTests: XCTestCase {
+    func testBeepLastsItsLengthWithoutBlocking() throws {
+        let chip = FakeChip(), clock = ManualScheduler()
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        buzzer.beep()  // returns at once: the line is on, the off is scheduled
+        XCTAssertEqual(chip.levels[18], [0, 1])
+        clock.advance(to: 119)
+        XCTAssertEqual(chip.levels[18], [0, 1])
+        clock.advance(to: 120)
+        XCTAssertEqual(chip.levels[18], [0, 1, 0])
+    }
+
+    func testASecondBeepDuringTheFirstLengthensIt() throws {
+        let chip = FakeChip(), clock = ManualScheduler()
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: true), beepMilliseconds: 100, scheduler: clock)
+        buzzer.beep()
+        clock.advance(to: 60)
+        buzzer.beep()
+        clock.advance(to: 100)  // the first beep's end no longer applies
+        XCTAssertEqual(chip.levels[18], [1, 0, 0])
+        clock.advance(to: 160)
+        XCTAssertEqual(chip.levels[18], [1, 0, 0, 1])
+    }
+
+    func testShutDownMidBeepSilencesAndReleases() throws {
+        let chip = FakeChip(), clock = ManualScheduler()
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        buzzer.beep()
+        buzzer.shutDown()
+        XCTAssertEqual(chip.levels[18], [0, 1, 0])
+        XCTAssertEqual(chip.released, [18])
+        clock.advance(to: 500)  // the scheduled end finds a released line and does nothing
+        buzzer.beep()
+        XCTAssertEqual(chip.levels[18], [0, 1, 0])
+    }
+
+    func testAFailedWriteIsReportedAndScanningGoesOn() throws {
+        let chip = FakeChip(), clock = ManualScheduler()
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        var errors: [String] = []
+        buzzer.onError = { errors.append(String(describing: $0)) }
+        chip.failWrites = true
+        buzzer.beep()
+        XCTAssertEqual(errors.count, 1)
+        XCTAssertTrue(errors[0].contains("line 18"))
+    }
+
+    func testRealSchedulerEndsTheBeep() throws {
+        let chip = FakeChip()
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 3, activeLow: false), beepMilliseconds: 20, scheduler: DispatchScheduler())
+        let done = expectation(description: "beep ended")
+        buzzer.beep()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { done.fulfill() }
+        wait(for: [done], timeout: 5)
+        XCTAssertEqual(chip.levels[3], [0, 1, 0])
+    }
+}
+
+/// The real libgpiod, as far as a machine without GPIO hardware allows.
+final class LibgpiodTests: XCTestCase {
+    func testLibraryIsTheV1API() {
+        XCTAssertTrue(LibgpiodChip.libraryVersion.hasPrefix("libgpiod 1."), LibgpiodChip.libraryVersion)
+    }
+
+    func testMissingChipIsAClearError() {
+        let name = "gpiochip\(900 + Int(getpid() % 50))"
+        XCTAssertThrowsError(try LibgpiodChip(name)) { error in
+            let e = error as? GPIOError
+            XCTAssertEqual(e?.chip, name)
+            XCTAssertNotNil(e?.errno)
+            XCTAssertTrue(String(describing: error).contains(name))
+        }
+        XCTAssertThrowsError(try LibgpiodChip("/dev/null")) { error in
+            XCTAssertNotNil((error as? GPIOError)?.errno, "a device that is not a GPIO chip: \(error)")
+        }
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class GPIOTestsPlaceholder: XCTestCase { func testNothing() {} }

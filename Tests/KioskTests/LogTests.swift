@@ -1,0 +1,81 @@
+@testable import Kiosk
+import TestSupport
+import XCTest
+
+final class LogTests: XCTestCase {
+    final class Lines: @unchecked Sendable {
+        var all: [String] = []
+    }
+
+    func logged(format: LogFormat = .logfmt, prefix: Bool = false, level: LogLevel = .debug,
+                _ body: (Logger) -> Void) -> [String] {
+        let lines = Lines()
+        let logger = Logger(level: level, format: format, priorityPrefix: prefix) { lines.all.append($0) }
+        body(logger)
+        return lines.all
+    }
+
+    func testPlainFieldsStayBare() {
+        let lines = logged { $0.info("scan", ["symbology": "QR-Code", "data": .bytes(Array("ABC-123".utf8)), "frame": 7, "latency_ms": .ms(12.345)]) }
+        XCTAssertEqual(lines, ["level=info event=scan symbology=QR-Code data=ABC-123 frame=7 latency_ms=12.3"])
+    }
+
+    func testHostileBytesCannotBreakTheLineOrForgeAField() {
+        let hostile: [UInt8] = Array("ok\nlevel=error event=forged \"quoted\" back\\slash\tx\r".utf8) + [0x00, 0x1B, 0x7F, 0xFF, 0xC3]
+        let line = logged { $0.info("scan", ["data": .bytes(hostile)]) }
+        XCTAssertEqual(line.count, 1)
+        XCTAssertEqual(line[0], #"level=info event=scan data="ok\nlevel=error event=forged \"quoted\" back\\slash\tx\r\x00\x1b\x7f\xff\xc3""#)
+        XCTAssertFalse(line[0].contains("\n"))
+        XCTAssertEqual(Logfmt.parse(line[0]).map(\.key), ["level", "event", "data"], "no forged field")
+    }
+
+    func testValidUnicodeStaysReadableButSeparatorsAndC1AreEscaped() {
+        let line = logged { $0.info("scan", ["data": .bytes(Array("Grüße 東京\u{2028}\u{85}".utf8))]) }
+        XCTAssertEqual(line, [#"level=info event=scan data="Grüße 東京\u2028\u0085""#])
+    }
+
+    func testEmptyAndSpacesAndEqualsAreQuoted() {
+        XCTAssertEqual(LogEscape.logfmt(.text("")), "\"\"")
+        XCTAssertEqual(LogEscape.logfmt(.text("a b")), "\"a b\"")
+        XCTAssertEqual(LogEscape.logfmt(.text("a=b")), "\"a=b\"")
+    }
+
+    func testOverlongAndSurrogateEncodingsAreTreatedAsInvalidBytes() {
+        // Overlong "/" and an encoded UTF-16 surrogate: both must show as raw bytes.
+        XCTAssertEqual(LogEscape.logfmt(.bytes([0xC0, 0xAF])), #""\xc0\xaf""#)
+        XCTAssertEqual(LogEscape.logfmt(.bytes([0xED, 0xA0, 0x80])), #""\xed\xa0\x80""#)
+    }
+
+    func testTenKilobytePayloadIsOneLine() {
+        let payload = [UInt8]((0..<10_240).map { UInt8($0 % 256) })
+        let lines = logged { $0.info("scan", ["data": .bytes(payload)]) }
+        XCTAssertEqual(lines.count, 1)
+        XCTAssertFalse(lines[0].contains("\n"))
+        XCTAssertFalse(lines[0].contains("\r"))
+        XCTAssertGreaterThan(lines[0].utf8.count, 10_240)
+        XCTAssertTrue(lines[0].hasSuffix("\""))
+    }
+
+    func testJSONEscapesAndStaysParseable() throws {
+        let hostile: [UInt8] = Array("a\"b\\c\nd".utf8) + [0x01, 0xFF]
+        let line = logged(format: .json) { $0.info("scan", ["data": .bytes(hostile), "frame": 3, "ok": .bool(true), "ms": .ms(1.25)]) }
+        XCTAssertEqual(line.count, 1)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line[0].utf8)) as? [String: Any])
+        XCTAssertEqual(object["event"] as? String, "scan")
+        XCTAssertEqual(object["level"] as? String, "info")
+        XCTAssertEqual(object["data"] as? String, "a\"b\\c\nd\u{01}\\xff")
+        XCTAssertEqual(object["frame"] as? Int, 3)
+        XCTAssertEqual(object["ok"] as? Bool, true)
+    }
+
+    func testLevelsFilterAndJournalPrefix() {
+        let lines = logged(prefix: true, level: .info) { log in
+            log.debug("beep", ["ms": 120])
+            log.info("ready", ["ms": .ms(5)])
+            log.warning("camera_lost", ["error": "gone"])
+            log.error("config_error", ["var": "KIOSK_FPS"])
+        }
+        XCTAssertEqual(lines, ["<6>level=info event=ready ms=5.0", "<4>level=warning event=camera_lost error=gone",
+                               "<3>level=error event=config_error var=KIOSK_FPS"])
+    }
+}

@@ -1,2 +1,0 @@
-import XCTest
-final class KioskTestsPlaceholder: XCTestCase { func testNothing() {} }
