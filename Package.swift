@@ -29,11 +29,11 @@ let package = Package(
         .executableTarget(name: "KioskMain", dependencies: ["Kiosk"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "CZint", "CQRencode"],
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "CZint", "CQRencode"],
                 path: "Tests/TestSupport"),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "TestSupport"]),
         .testTarget(name: "DecoderTests", dependencies: ["Decoder", "Camera", "Scene", "TestSupport"]),
-        .testTarget(name: "GPIOTests", dependencies: ["GPIO"]),
+        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "TestSupport"]),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -27,8 +27,10 @@ int kiosk_png_read_gray(const char *path, int *width, int *height, uint8_t **pix
         return -1;
     }
 
-    /* Ask for 8-bit grey: libpng converts colour to luma and 16-bit or 1/2/4-bit to 8-bit. */
-    image.format = PNG_FORMAT_GRAY;
+    /* Ask for 8-bit RGB (libpng expands palettes, 16-bit and 1/2/4-bit) and take luma ourselves
+     * below: libpng's own colour-to-grey works in linear light, which is not what a camera's
+     * Y plane holds. A camera's luma is BT.601 weights on the gamma-encoded values. */
+    image.format = PNG_FORMAT_RGB;
 
     size_t w = image.width;
     size_t h = image.height;
@@ -38,21 +40,30 @@ int kiosk_png_read_gray(const char *path, int *width, int *height, uint8_t **pix
         return -1;
     }
 
-    uint8_t *buffer = malloc(w * h);
+    if (w > SIZE_MAX / 3 / h) {
+        png_image_free(&image);
+        set_error(errbuf, errlen, "image dimensions out of range");
+        return -1;
+    }
+    uint8_t *buffer = malloc(w * h * 3);
     if (buffer == NULL) {
         png_image_free(&image);
         set_error(errbuf, errlen, "out of memory");
         return -1;
     }
 
-    /* Transparent parts of a label are paper: composite alpha onto white. For grey output
-     * libpng takes the background's green channel. */
+    /* Transparent parts of a label are paper: composite alpha onto white. */
     png_color white = { 255, 255, 255 };
-    if (!png_image_finish_read(&image, &white, buffer, (png_int_32)w, NULL)) {
+    if (!png_image_finish_read(&image, &white, buffer, (png_int_32)(w * 3), NULL)) {
         /* finish_read frees libpng's state on failure too. */
         set_error(errbuf, errlen, image.message);
         free(buffer);
         return -1;
+    }
+    /* BT.601 luma, in place: Y = (77 R + 150 G + 29 B) / 256, rounded. */
+    for (size_t i = 0; i < w * h; i++) {
+        const uint8_t *rgb = buffer + 3 * i;
+        buffer[i] = (uint8_t)((77u * rgb[0] + 150u * rgb[1] + 29u * rgb[2] + 128u) >> 8);
     }
 
     *width = (int)w;

@@ -65,6 +65,23 @@ public final class BarcodeScanner {
     public func scan(_ luma: LumaPlane, in region: PixelRect) -> [DecodedSymbol] {
         let r = region.clamped(width: luma.width, height: luma.height)
         guard !r.isEmpty else { return [] }
+        return confirmed(zbarSymbols(luma, in: r), luma: luma, region: r)
+    }
+
+    /// zbar's reading is kept as it is, except for Code 128, whose extended characters zbar gets
+    /// wrong: those are read again (`Code128`), and dropped when they cannot be confirmed, since a
+    /// missed read is presented again while a wrong one opens the wrong door.
+    private func confirmed(_ symbols: [DecodedSymbol], luma: LumaPlane, region: PixelRect) -> [DecodedSymbol] {
+        symbols.compactMap { symbol in
+            guard symbol.symbology == .code128 else { return symbol }
+            guard let bytes = Code128.reread(symbol.bytes, location: symbol.location, in: luma, region: region) else { return nil }
+            var reread = symbol
+            reread.bytes = bytes
+            return reread
+        }
+    }
+
+    private func zbarSymbols(_ luma: LumaPlane, in r: PixelRect) -> [DecodedSymbol] {
         if luma.pixelStride == 1 {
             // zbar has no row stride: present the padded rows as a wider image and crop them away.
             let length = luma.rowStride * (luma.height - 1) + luma.width

@@ -52,6 +52,9 @@ public enum Barcode1D {
         symbol.pointee.output_options = BARCODE_NO_QUIET_ZONES
         symbol.pointee.whitespace_width = Int32(quietZone)
 
+        // The text is UTF-8; zint turns it into the symbology's own character set (ISO-8859-1 for
+        // Code 128, whose characters 128-255 it encodes with FNC4).
+        symbol.pointee.input_mode = UNICODE_MODE
         let bytes = Array(data.utf8)
         let encoded = ZBarcode_Encode(symbol, bytes, Int32(bytes.count))
         // Below ZINT_ERROR the result is a warning and the symbol was made.

@@ -1,0 +1,52 @@
+import Camera
+import Decoder
+import Foundation
+@testable import Kiosk
+import XCTest
+
+/// Real photographs (../shared/corpus/zxing-blackbox) through `kiosk decode`'s code path, with
+/// the service's default symbologies.
+final class CorpusTests: XCTestCase {
+    static var corpus: URL {
+        if let path = ProcessInfo.processInfo.environment["KIOSK_CORPUS"] { return URL(fileURLWithPath: path) }
+        // Tests/KioskTests/CorpusTests.swift -> the repository -> its sibling shared/.
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus/zxing-blackbox")
+    }
+
+    /// The corpus README's figure for plain zbar on the whole image: 152 of 167.
+    static let plainZbarCorrect = 152
+
+    func testDecodesAtLeastAsManyAsPlainZbarAndNeverAWrongText() throws {
+        let fm = FileManager.default
+        let root = CorpusTests.corpus
+        XCTAssertTrue(fm.fileExists(atPath: root.path), "corpus missing at \(root.path) (set KIOSK_CORPUS)")
+        var total = 0, correct = 0
+        var wrong: [String] = []
+        var perFolder: [String: (Int, Int)] = [:]
+        for folder in try fm.contentsOfDirectory(atPath: root.path).sorted() {
+            let dir = root.appendingPathComponent(folder)
+            guard let files = try? fm.contentsOfDirectory(atPath: dir.path) else { continue }
+            for png in files.filter({ $0.hasSuffix(".png") }).sorted() {
+                let base = String(png.dropLast(4))
+                guard let expectedData = fm.contents(atPath: dir.appendingPathComponent(base + ".txt").path) else { continue }
+                var expected = String(decoding: expectedData, as: UTF8.self)
+                while expected.hasSuffix("\n") || expected.hasSuffix("\r") { expected.removeLast() }
+                total += 1
+                let picture = try ImageFile.read(path: dir.appendingPathComponent(png).path)
+                let texts = KioskCommand.decodeStill(picture, symbologies: Configuration().symbologies).map { $0.text ?? "<binary>" }
+                if texts.contains(expected) {
+                    correct += 1
+                    perFolder[folder, default: (0, 0)].0 += 1
+                }
+                wrong += texts.filter { $0 != expected }.map { "\(folder)/\(png): \($0.debugDescription) (expected \(expected.debugDescription))" }
+                perFolder[folder, default: (0, 0)].1 += 1
+            }
+        }
+        let summary = perFolder.keys.sorted().map { "\($0) \(perFolder[$0]!.0)/\(perFolder[$0]!.1)" }.joined(separator: ", ")
+        print("corpus: \(correct)/\(total) correct; \(summary); wrong: \(wrong.count)")
+        XCTAssertEqual(total, 167, "the corpus README lists 167 images")
+        XCTAssertGreaterThanOrEqual(correct, CorpusTests.plainZbarCorrect, summary)
+        XCTAssertEqual(wrong, [], "a wrong text must never be reported")
+    }
+}

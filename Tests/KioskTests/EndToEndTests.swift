@@ -1,0 +1,205 @@
+import Camera
+import Foundation
+import Scene
+import TestSupport
+import XCTest
+
+/// The built `kiosk` binary, run as a child process, the way systemd or an installer runs it.
+final class EndToEndTests: XCTestCase {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var lines: [String] { stderr.split(separator: "\n").map(String.init) }
+        var events: [String] { lines.map { Logfmt.fields($0)["event"] ?? "?" } }
+        func of(_ event: String) -> [[String: String]] { lines.map(Logfmt.fields).filter { $0["event"] == event } }
+    }
+
+    static var binary: URL {
+        if let path = ProcessInfo.processInfo.environment["KIOSK_BINARY"] { return URL(fileURLWithPath: path) }
+        // The test bundle sits beside the products it was built with.
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kiosk")
+    }
+
+    func launch(_ args: [String], env: [String: String]) throws -> (Process, Pipe, Pipe) {
+        let p = Process()
+        p.executableURL = EndToEndTests.binary
+        p.arguments = args
+        p.environment = env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        return (p, out, err)
+    }
+
+    func kiosk(_ args: [String] = [], env: [String: String] = [:]) throws -> Run {
+        let (p, out, err) = try launch(args, env: env)
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: EndToEndTests.binary.path), "build the kiosk binary first: \(EndToEndTests.binary.path)")
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Writes frame files: `codes[i]` is the text shown inside the ROI on frame i (nil for none).
+    func writeReplay(_ codes: [String?], png: Set<Int> = []) throws {
+        var cache: [String: GrayImage] = [:]
+        for (i, text) in codes.enumerated() {
+            var frame = GrayImage(width: 320, height: 240, fill: 190)
+            if let text {
+                let qr = try cache[text] ?? QRCodeImage.render(text, moduleSize: 3)
+                cache[text] = qr
+                frame.paste(qr, x: 160 - qr.width / 2, y: 120 - qr.height / 2)
+            }
+            let name = String(format: "%04d", i)
+            if png.contains(i) {
+                try ImageFile.writePNG(frame, to: folder.appendingPathComponent(name + ".png").path)
+            } else {
+                try ImageFile.writePGM(frame, to: folder.appendingPathComponent(name + ".pgm").path)
+            }
+        }
+    }
+
+    func testReplayRunReportsEachPresentationOnceAndExitsZero() throws {
+        // 10 fps: frames 0-4 empty, 5-14 code A (1 s held), 15-19 empty (0.5 s: within the window),
+        // 20-24 A again (not reported), 25-59 empty (3.5 s), 60-64 A (reported again), 65-69 "B\n=x" (hostile).
+        var codes: [String?] = Array(repeating: nil, count: 70)
+        for i in 5..<15 { codes[i] = "A-CODE" }
+        for i in 20..<25 { codes[i] = "A-CODE" }
+        for i in 60..<65 { codes[i] = "A-CODE" }
+        for i in 65..<70 { codes[i] = "B\nlevel=error event=forged" }
+        try writeReplay(codes, png: [5, 66])
+        let run = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_FPS": "10", "KIOSK_GPIO_CHIP": "sim",
+                                  "KIOSK_BUZZER_LINE": "5", "KIOSK_BEEP_MS": "1", "KIOSK_LOG_LEVEL": "debug"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let main = run.events.filter { ["start", "camera_open", "ready", "scan", "stop"].contains($0) }
+        XCTAssertEqual(main, ["start", "camera_open", "ready", "scan", "scan", "scan", "stop"], run.stderr)
+        let scans = run.of("scan")
+        XCTAssertEqual(scans.map { $0["frame"] }, ["5", "60", "65"])
+        XCTAssertEqual(scans.map { $0["data"] }, ["A-CODE", "A-CODE", #"B\nlevel=error event=forged"#])
+        XCTAssertEqual(run.lines.filter { $0.contains("event=forged") }.count, 1, "the payload stays inside its field")
+        XCTAssertEqual(run.of("stop").first?["reason"], "end of frames")
+        XCTAssertEqual(run.of("stop").first?["frames"], "70")
+        XCTAssertEqual(run.of("stop").first?["decoded"], "3")
+        XCTAssertEqual(run.of("camera_open").first?["format"], "PGM/PNG")
+        let start = try XCTUnwrap(run.of("start").first)
+        XCTAssertEqual(start["camera"], "replay:\(folder.path)")
+        XCTAssertEqual(start["roi"], "0.25,0.25,0.5,0.5")
+        // The buzzer line: requested inactive, then on/off for each report, inactive at the end.
+        let gpio = run.of("gpio").map { $0["value"] ?? "?" }
+        XCTAssertEqual(gpio.first, "0")
+        XCTAssertEqual(gpio.last, "0")
+        XCTAssertEqual(gpio.filter { $0 == "1" }.count, 3)
+    }
+
+    func testRotatedMountReadsOnlyTheUprightROI() throws {
+        // A camera turned 90 degrees: the frame files are sensor frames (portrait). The code sits in
+        // the upright ROI, which on the sensor is a different place than the default would be.
+        var upright = GrayImage(width: 320, height: 240, fill: 200)
+        let qr = try QRCodeImage.render("TURNED", moduleSize: 2)
+        upright.paste(qr, x: 40, y: 30)  // upright top-left area
+        let sensor = SensorView(mount: .init(rotation: .quarter, mirrored: false), uprightWidth: 320, uprightHeight: 240).sensorImage(of: upright)
+        try ImageFile.writePGM(sensor, to: folder.appendingPathComponent("0.pgm").path)
+        let inROI = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_ROTATE": "90", "KIOSK_ROI": "0,0,0.5,0.5"])
+        XCTAssertEqual(inROI.of("scan").map { $0["data"] }, ["TURNED"], inROI.stderr)
+        let wrongMount = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_ROTATE": "270", "KIOSK_ROI": "0,0,0.5,0.5"])
+        XCTAssertEqual(wrongMount.of("scan").count, 0, wrongMount.stderr)
+    }
+
+    func testBadConfigurationExits78WithOneLinePerProblemBeforeTouchingDevices() throws {
+        let run = try kiosk(env: ["KIOSK_FPS": "fast", "KIOSK_ROI": "0.9,0.9,0.5,0.5", "KIOSK_CAMERA": "/dev/video-none",
+                                  "KIOSK_ROTATON": "90"])
+        XCTAssertEqual(run.status, 78)
+        let errors = run.of("config_error")
+        XCTAssertEqual(errors.map { $0["var"] }, ["KIOSK_FPS", "KIOSK_ROI"])
+        XCTAssertEqual(errors.map { $0["value"] }, ["fast", "0.9,0.9,0.5,0.5"])
+        XCTAssertTrue(errors.allSatisfy { ($0["expected"] ?? "").count > 5 })
+        XCTAssertEqual(run.of("config_warning").first?["var"], "KIOSK_ROTATON")
+        XCTAssertEqual(run.of("config_warning").first?["did_you_mean"], "KIOSK_ROTATE")
+        XCTAssertFalse(run.events.contains("camera_open"))
+        XCTAssertFalse(run.events.contains("start"))
+    }
+
+    func testMissingCameraExits69() throws {
+        let run = try kiosk(env: ["KIOSK_CAMERA": "/dev/video-that-does-not-exist"])
+        XCTAssertEqual(run.status, 69, run.stderr)
+        XCTAssertTrue(run.of("camera_unavailable").first?["error"]?.contains("No such file") ?? false, run.stderr)
+        XCTAssertEqual(run.events.last, "stop")
+    }
+
+    func testMissingGPIOChipExits69NamingIt() throws {
+        let run = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_GPIO_CHIP": "gpiochip977", "KIOSK_BUZZER_LINE": "4"])
+        XCTAssertEqual(run.status, 69, run.stderr)
+        XCTAssertEqual(run.of("gpio_unavailable").first?["chip"], "gpiochip977")
+    }
+
+    func testCheckPrintsEverySettingAndItsSource() throws {
+        let run = try kiosk(["check"], env: ["KIOSK_SIZE": "1280x720"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertTrue(run.stdout.contains("KIOSK_SIZE=1280x720"))
+        XCTAssertTrue(run.stdout.split(separator: "\n").first { $0.hasPrefix("KIOSK_SIZE=") }!.hasSuffix("# from the environment"))
+        XCTAssertTrue(run.stdout.split(separator: "\n").first { $0.hasPrefix("KIOSK_FPS=") }!.hasSuffix("# default"))
+        XCTAssertEqual(run.stdout.split(separator: "\n").count, 24)
+        XCTAssertEqual(try kiosk(["check"], env: ["KIOSK_MIRROR": "yes"]).status, 78)
+    }
+
+    func testDecodeCommand() throws {
+        try writeReplay(["FILE-ONE", nil])
+        let one = folder.appendingPathComponent("0000.pgm").path, empty = folder.appendingPathComponent("0001.pgm").path
+        var run = try kiosk(["decode", one, empty])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "\(one): QR-Code: FILE-ONE\n")
+        run = try kiosk(["decode", "--json", one])
+        XCTAssertEqual(run.stdout, "{\"file\":\"\(one)\",\"symbology\":\"QR-Code\",\"data\":\"FILE-ONE\"}\n")
+        run = try kiosk(["decode", "--roi", "0,0,0.2,0.2", one])
+        XCTAssertEqual(run.stdout, "")
+        run = try kiosk(["decode", one, "/nonexistent.png"])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stdout.contains("FILE-ONE"))
+        XCTAssertTrue(run.stderr.contains("/nonexistent.png"))
+    }
+
+    func testHelpVersionAndUsage() throws {
+        XCTAssertEqual(try kiosk(["--version"]).stdout, "kiosk 0.1.0\n")
+        XCTAssertTrue(try kiosk(["--help"]).stdout.contains("kiosk demo"))
+        XCTAssertEqual(try kiosk(["frobnicate"]).status, 64)
+    }
+
+    func testSignalsStopTheServiceWithinASecond() throws {
+        for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let (p, _, err) = try launch(["demo"], env: ["KIOSK_BEEP_MS": "5000"])
+            // Wait for the first scan, so the buzzer is sounding (a 5 s beep) when the signal comes.
+            var seen = Data()
+            let handle = err.fileHandleForReading
+            let deadline = Date().addingTimeInterval(20)
+            while !String(decoding: seen, as: UTF8.self).contains("event=scan"), Date() < deadline {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
+            }
+            XCTAssertTrue(String(decoding: seen, as: UTF8.self).contains("event=scan"))
+            let sent = Date()
+            kill(p.processIdentifier, signal)
+            seen.append(handle.readDataToEndOfFile())
+            p.waitUntilExit()
+            let took = Date().timeIntervalSince(sent)
+            XCTAssertLessThan(took, 1.0, "\(name) took \(took) s")
+            XCTAssertEqual(p.terminationStatus, 0)
+            let run = Run(status: 0, stdout: "", stderr: String(decoding: seen, as: UTF8.self))
+            XCTAssertEqual(run.of("stop").first?["reason"], name)
+            XCTAssertEqual(run.of("gpio").last?["value"], "0", "buzzer silenced on the way out: \(run.stderr)")
+        }
+    }
+}

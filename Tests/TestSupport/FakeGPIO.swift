@@ -1,0 +1,51 @@
+import Glibc
+import GPIO
+
+/// A chip in memory: records every level driven, can refuse a request as busy.
+public final class FakeChip: GPIOChip, @unchecked Sendable {
+    public let name = "fake"
+    public init() {}
+    public var levels: [Int: [Int]] = [:]
+    public var requested: [Int: String] = [:]
+    public var released: [Int] = []
+    public var busy: [Int: String] = [:]
+    public var failWrites = false
+
+    public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
+        if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
+        requested[offset] = consumer
+        levels[offset, default: []].append(level)
+        return Line(chip: self, offset: offset)
+    }
+
+    final class Line: GPIOOutputLine {
+        let chip: FakeChip
+        let offset: Int
+        var isReleased = false
+        init(chip: FakeChip, offset: Int) { self.chip = chip; self.offset = offset }
+        func setLevel(_ level: Int) throws {
+            precondition(!isReleased, "write after release")
+            if chip.failWrites { throw GPIOError(chip: chip.name, line: offset, message: "write failed", errno: EIO) }
+            chip.levels[offset, default: []].append(level)
+        }
+        func release() {
+            if !isReleased { chip.released.append(offset) }
+            isReleased = true
+        }
+    }
+}
+
+/// Time moved by hand.
+public final class ManualScheduler: Scheduler, @unchecked Sendable {
+    public init() {}
+    public var now = 0
+    var pending: [(at: Int, work: () -> Void)] = []
+    public func after(milliseconds: Int, _ work: @escaping @Sendable () -> Void) { pending.append((now + milliseconds, work)) }
+    public func advance(to t: Int) {
+        now = t
+        let due = pending.filter { $0.at <= t }.sorted { $0.at < $1.at }
+        pending.removeAll { $0.at <= t }
+        due.forEach { $0.work() }
+    }
+}
+
