@@ -118,7 +118,10 @@ public final class ScanService {
                 "symbology": .text(symbol.symbology.displayName), "data": .bytes(symbol.bytes),
                 "frame": .int(Int(frame.sequence)), "latency_ms": .ms(max(0, latencyMs)),
             ])
-            buzzer?.beep()
+            if let buzzer {
+                buzzer.beep()
+                logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
+            }
             onReport(symbol, frame)
         }
     }

@@ -102,6 +102,7 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(gpio.first, "0")
         XCTAssertEqual(gpio.last, "0")
         XCTAssertEqual(gpio.filter { $0 == "1" }.count, 3)
+        XCTAssertEqual(run.of("beep").map { $0["ms"] }, ["1", "1", "1"])
     }
 
     func testRotatedMountReadsOnlyTheUprightROI() throws {
