@@ -8,6 +8,8 @@ public protocol FrameSource: AnyObject {
     func nextFrame(timeoutMs: Int) throws -> FrameWait
     /// Stops streaming and releases everything. Safe to call more than once, and after a failure.
     func close()
+    /// Frames dropped since `open` because they were corrupt or unreadable (never fatal).
+    var skippedFrames: Int { get }
 }
 
 public enum FrameWait {

@@ -110,7 +110,7 @@ public final class V4L2Camera: FrameSource {
     /// The negotiated pixel format, while open.
     public private(set) var pixelFormat: PixelFormatChoice?
     /// Buffers dropped since `open` because the driver flagged them or they were too short for a frame.
-    public private(set) var skippedFrames: UInt64 = 0
+    public private(set) var skippedFrames = 0
 
     /// Fewer buffers than this and the sensor stalls while the decoder holds one.
     public static let minimumBuffers = 3
@@ -246,6 +246,9 @@ public final class V4L2Camera: FrameSource {
         guard let fd else { throw CameraError("\(devicePath) is not open") }
         do {
             return try waitForFrame(fd: fd, timeoutMs: timeoutMs)
+        } catch let error as CameraError where error.errno == EINTR || error.errno == EAGAIN {
+            // Interrupted or not ready: nothing is wrong with the camera; the caller asks again.
+            return .timedOut
         } catch let error as CameraError {
             throw CameraError("\(devicePath): \(error.message)", errno: error.errno)
         }

@@ -110,12 +110,17 @@ public enum KioskCommand {
             "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
             "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
         ])
-        if config.torchLine != nil || config.onScan != nil || config.metricsFile != nil {
-            logger.warning("not_implemented", ["reason": "KIOSK_TORCH_*, KIOSK_ON_SCAN and KIOSK_METRICS_FILE are validated but not acted on in this version"])
+        if config.torchLine != nil || config.metricsFile != nil {
+            logger.warning("not_implemented", ["reason": "KIOSK_TORCH_* and KIOSK_METRICS_FILE are validated but not acted on in this version"])
         }
 
         let stop = StopSignal()
-        let signals = SignalHandling(stop: stop)
+        // Outputs to silence if a second signal ends the process at once.
+        let outputs = OutputsOnExit()
+        let signals = SignalHandling(stop: stop, logger: logger) {
+            outputs.silence()
+            _exit(ExitStatus.ok)
+        }
         defer { withExtendedLifetime(signals) {} }
 
         let buzzer: Buzzer?
@@ -125,7 +130,11 @@ public enum KioskCommand {
             logGPIOError(error, logger: logger)
             return ExitStatus.unavailable
         }
+        outputs.buzzer = buzzer
         defer { buzzer?.shutDown() }
+
+        let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger) }
+        defer { hook?.shutDown() }
 
         let source: FrameSource
         var demoScene: ScriptedSceneHandle?
@@ -143,22 +152,23 @@ public enum KioskCommand {
             source = makeSource(config)
         }
 
-        let service = ScanService(configuration: config, source: source, buzzer: buzzer, logger: logger,
+        let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, logger: logger,
                                   stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
         let reason: StopReason
         do {
             reason = try service.run()
         } catch {
-            logger.error("camera_unavailable", ["camera": .text(config.camera.description), "error": .text(String(describing: error))])
+            logger.error("camera_unavailable", ["camera": .text(config.camera.description), "error": .text(String(describing: error)),
+                                                "retried_s": .number(Double(service.startupRetryNs) / 1e9, digits: 0)])
             logger.info("stop", ["reason": "camera unavailable", "frames": 0, "decoded": 0])
             return ExitStatus.unavailable
         }
         logger.info("stop", ["reason": .text(reason.logText), "frames": .int(service.frames), "decoded": .int(service.decoded)])
         if let demoScene, case .sourceEnded = reason {
-            return demoScene.judge(logger: logger)
+            return demoScene.judge(logger: logger, reopenings: service.reopenings)
         }
-        return reason.exitStatus
+        return ExitStatus.ok
     }
 
     static func makeSource(_ config: Configuration) -> FrameSource {
@@ -179,7 +189,8 @@ public enum KioskCommand {
             logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
         }
         let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, scheduler: DispatchScheduler())
-        buzzer.onError = { error in logger.warning("gpio_write_failed", ["error": .text(String(describing: error))]) }
+        let failures = GPIOWriteFailures(logger: logger)
+        buzzer.onError = failures.report
         return buzzer
     }
 
@@ -196,6 +207,12 @@ public enum KioskCommand {
     }
 }
 
+/// What must be left inactive if the process has to end at once (a second signal).
+final class OutputsOnExit: @unchecked Sendable {
+    var buzzer: Buzzer?
+    func silence() { buzzer?.shutDown() }
+}
+
 /// Counts what the demo reported, to say at the end whether the scene went as narrated.
 final class ScriptedSceneHandle {
     private var inside = 0
@@ -206,11 +223,11 @@ final class ScriptedSceneHandle {
         if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
     }
 
-    func judge(logger: Logger) -> Int32 {
-        let pass = inside == DemoScene.expectedScans && outside == 0
+    func judge(logger: Logger, reopenings: Int) -> Int32 {
+        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1
         logger.log(pass ? .info : .error, "demo_result", [
             "result": pass ? "pass" : "fail", "expected_scans": .int(DemoScene.expectedScans),
-            "scans": .int(inside), "outside_roi_scans": .int(outside),
+            "scans": .int(inside), "outside_roi_scans": .int(outside), "camera_reopens": .int(reopenings),
         ])
         return pass ? ExitStatus.ok : ExitStatus.failure
     }

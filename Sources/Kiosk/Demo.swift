@@ -10,7 +10,7 @@ enum DemoScene {
     /// The demo's own ROI and repeat window, so that the script means what its narration says.
     static let roi = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
     static let repeatMs = 3000
-    static let duration = 12.5
+    static let duration = 14.5
     /// Scans the script should produce: the inside code, then the same code after the repeat window.
     static let expectedScans = 2
 
@@ -30,7 +30,9 @@ enum DemoScene {
             ScriptedScene.Step(start: 8.5, narration: "the code is taken away"),
             ScriptedScene.Step(start: 9.5, narration: "a QR code is held outside the ROI: it must never be reported",
                                codes: [.init(picture: outside, centre: corner)]),
-            ScriptedScene.Step(start: 11.5, narration: "the window is empty again; the demo ends"),
+            ScriptedScene.Step(start: 11.5, narration: "the camera's cable is pulled for a second: expect camera_lost, then camera_reopen when it is back",
+                               unplugged: true),
+            ScriptedScene.Step(start: 12.8, narration: "the camera is back; the window is empty; the demo ends"),
         ]
         return ScriptedScene(steps: steps, duration: duration, fps: fps, uprightWidth: 640, uprightHeight: 480,
                              mount: mount, realTime: realTime)

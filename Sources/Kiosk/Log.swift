@@ -160,20 +160,26 @@ public enum LogEscape {
     }
 
     /// Valid UTF-8 printable text passes; quotes and backslashes are escaped; control characters
-    /// (C0, DEL, C1) and the Unicode line and paragraph separators become escapes; bytes that are
-    /// not valid UTF-8 go through `invalidByte`.
+    /// (C0, DEL, C1), the Unicode line and paragraph separators and format characters (bidi
+    /// overrides that could reorder a line on screen, zero-width joiners) become `\uNNNN`;
+    /// unassigned and private code points too; a combining mark is escaped where it would fuse
+    /// with the kiosk's own punctuation (first in the value, or after an escape), so that no
+    /// viewer can glue it to a quote. Bytes that are not valid UTF-8 go through `invalidByte`.
     static func escaped(_ bytes: [UInt8], invalidByte: (UInt8) -> String, json: Bool = false) -> String {
         var out = ""
         out.reserveCapacity(bytes.count + 8)
         var i = 0
+        var afterPunctuation = true  // the opening quote
         while i < bytes.count {
             let (scalar, length) = decodeScalar(bytes, at: i)
             guard let scalar else {
                 out += invalidByte(bytes[i])
+                afterPunctuation = true
                 i += 1
                 continue
             }
             i += length
+            var escapedHere = true
             switch scalar.value {
             case 0x22: out += "\\\""
             case 0x5C: out += "\\\\"
@@ -182,13 +188,40 @@ public enum LogEscape {
             case 0x09: out += "\\t"
             case 0x00..<0x20, 0x7F:
                 out += json ? String(format: "\\u%04x", scalar.value) : String(format: "\\x%02x", scalar.value)
-            case 0x80..<0xA0, 0x2028, 0x2029:
-                out += String(format: "\\u%04x", scalar.value)
-            default:
+            case 0x20..<0x7F:
                 out.unicodeScalars.append(scalar)
+                escapedHere = false
+            default:
+                if mustEscape(scalar, afterPunctuation: afterPunctuation) {
+                    out += unicodeEscape(scalar, json: json)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                    escapedHere = false
+                }
             }
+            afterPunctuation = escapedHere
         }
         return out
+    }
+
+    /// `\uNNNN`; above the BMP, JSON's surrogate pair or logfmt's `\UNNNNNNNN`.
+    static func unicodeEscape(_ scalar: Unicode.Scalar, json: Bool) -> String {
+        let v = scalar.value
+        guard v > 0xFFFF else { return String(format: "\\u%04x", v) }
+        guard json else { return String(format: "\\U%08x", v) }
+        let u = v - 0x10000
+        return String(format: "\\u%04x\\u%04x", 0xD800 + (u >> 10), 0xDC00 + (u & 0x3FF))
+    }
+
+    static func mustEscape(_ scalar: Unicode.Scalar, afterPunctuation: Bool) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate:
+            return true
+        case .nonspacingMark, .spacingMark, .enclosingMark:
+            return afterPunctuation
+        default:
+            return false
+        }
     }
 
     /// Decodes one UTF-8 scalar strictly (no overlongs, no surrogates, nothing above U+10FFFF).

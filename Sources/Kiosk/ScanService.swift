@@ -1,25 +1,17 @@
 import Camera
 import Decoder
+import Foundation
 import GPIO
 
 /// Why the frame loop ended, and the exit status that follows (interface.md).
 public enum StopReason: Equatable {
     case signal(String)
     case sourceEnded
-    case cameraLost(String)
 
     public var logText: String {
         switch self {
         case .signal(let name): return name
         case .sourceEnded: return "end of frames"
-        case .cameraLost: return "camera lost"
-        }
-    }
-
-    public var exitStatus: Int32 {
-        switch self {
-        case .signal, .sourceEnded: return ExitStatus.ok
-        case .cameraLost: return ExitStatus.unavailable
         }
     }
 }
@@ -34,34 +26,57 @@ public enum ExitStatus {
     public static let config: Int32 = 78
 }
 
-/// The frame loop: frame → decode inside the ROI → repeat filter → `scan` event → beep.
+/// The frame loop: frame → decode inside the ROI → repeat filter → `scan` event → beep (and the
+/// `KIOSK_ON_SCAN` program). A camera that fails or falls silent is closed and reopened with
+/// back-off for as long as it takes; the loop only ends on a stop request or when a replay ends.
 public final class ScanService {
     public let configuration: Configuration
     let source: FrameSource
     let logger: Logger
     let stop: StopSignal
     let buzzer: Buzzer?
+    let hook: ScanHook?
+    let clock: ServiceClock
     let processStartNs: UInt64
+    public var backoff = Backoff()
+    /// How long a camera that cannot be opened at start is retried before the service gives up (exit 69).
+    public var startupRetryNs: UInt64 = 30_000_000_000
+    /// No frame for this long and the camera counts as lost: a few frame intervals, at least 2 s.
+    public var stallNs: UInt64
+    /// Called when the camera is lost, before it is closed: outputs that must not stay on (the
+    /// torch, a beep) go off here.
+    public var onCameraLost: () -> Void = {}
     /// Called for each reported code after it is logged (the demo counts them; tests watch them).
     public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
+    /// Called after each processed frame with the number of frames so far.
+    public var onFrame: (Int) -> Void = { _ in }
 
     private let scanner: BarcodeScanner
     private var repeatFilter: RepeatFilter
     /// The sensor ROI for the frame size it was computed for; frames of one camera share a size,
     /// so this is computed once, and again only if a replayed picture has another size.
     private var sensorROI: (width: Int, height: Int, rect: PixelRect)?
+    private var lastFrameNs: UInt64 = 0
 
     public private(set) var frames = 0
     public private(set) var decoded = 0
+    public private(set) var reopenings = 0
 
-    public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, logger: Logger,
-                stop: StopSignal, processStartNs: UInt64 = monotonicNanoseconds()) {
+    /// Longest payload the log shows; the full length is logged beside it.
+    public static let loggedPayloadLimit = 512
+
+    public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
+                logger: Logger, stop: StopSignal, clock: ServiceClock = SystemClock(),
+                processStartNs: UInt64 = monotonicNanoseconds()) {
         self.configuration = configuration
         self.source = source
         self.buzzer = buzzer
+        self.hook = hook
         self.logger = logger
         self.stop = stop
+        self.clock = clock
         self.processStartNs = processStartNs
+        stallNs = max(2_000_000_000, UInt64(4e9 / configuration.fps))
         scanner = BarcodeScanner(symbologies: configuration.symbologies)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
     }
@@ -69,39 +84,84 @@ public final class ScanService {
     /// How long the loop waits for a frame before it looks at the stop signal again.
     static let pollMilliseconds = 100
 
-    /// Opens the camera, runs until stopped, closes the camera. Returns why it stopped.
-    /// Throws the camera's error when it cannot be opened.
+    /// Opens the camera (retrying for `startupRetryNs`), runs until stopped or the source ends,
+    /// closes the camera. Throws the camera's last error when it could not be opened at start.
     public func run() throws -> StopReason {
-        let openStart = monotonicNanoseconds()
-        let camera = try source.open()
         defer { source.close() }
-        logger.info("camera_open", [
-            "device": .text(camera.device), "format": .text(camera.format),
-            "size": .text("\(camera.width)x\(camera.height)"), "fps": .number(camera.fps, digits: 1),
-            "ms": .ms(Double(monotonicNanoseconds() - openStart) / 1e6),
-        ])
-        return loop()
-    }
-
-    private func loop() -> StopReason {
+        guard try openAtStart() else { return .signal(stop.requested ?? "stop") }
         while true {
             if let name = stop.requested { return .signal(name) }
             let wait: FrameWait
             do {
                 wait = try source.nextFrame(timeoutMs: ScanService.pollMilliseconds)
             } catch {
-                logger.warning("camera_lost", ["error": .text(String(describing: error))])
-                return .cameraLost(String(describing: error))
+                guard reopen(after: String(describing: error)) else { return .signal(stop.requested ?? "stop") }
+                continue
             }
             switch wait {
             case .timedOut:
-                continue
+                let silent = clock.now() &- lastFrameNs
+                if silent >= stallNs {
+                    guard reopen(after: "no frame for \(String(format: "%.1f", Double(silent) / 1e9)) s") else {
+                        return .signal(stop.requested ?? "stop")
+                    }
+                }
             case .ended:
                 return .sourceEnded
             case .frame(let frame):
+                lastFrameNs = clock.now()
                 process(frame)
             }
         }
+    }
+
+    /// Returns false when stopped while waiting; throws when the start-up window runs out.
+    private func openAtStart() throws -> Bool {
+        let started = clock.now()
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let camera = try source.open()
+                logger.log(.info, "camera_open", fields: cameraFields(camera) + [("ms", .ms(Double(clock.now() - started) / 1e6))])
+                lastFrameNs = clock.now()
+                return true
+            } catch {
+                let elapsed = clock.now() - started
+                guard elapsed < startupRetryNs else { throw error }
+                logger.warning("camera_open_failed", ["attempt": .int(attempt), "error": .text(String(describing: error))])
+                let wait = min(backoff.delay(attempt: attempt), startupRetryNs - elapsed)
+                guard clock.sleep(ns: wait, unless: stop) else { return false }
+            }
+        }
+    }
+
+    /// The camera failed: say so, make the outputs safe, close it, and reopen it with back-off
+    /// for as long as it takes. Returns false when stopped meanwhile.
+    private func reopen(after error: String) -> Bool {
+        logger.warning("camera_lost", ["error": .text(error)])
+        onCameraLost()
+        source.close()
+        let lostAt = clock.now()
+        var attempt = 0
+        while true {
+            attempt += 1
+            guard clock.sleep(ns: backoff.delay(attempt: attempt), unless: stop) else { return false }
+            do {
+                let camera = try source.open()
+                reopenings += 1
+                logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
+                lastFrameNs = clock.now()
+                return true
+            } catch {
+                logger.debug("camera_reopen_failed", ["attempt": .int(attempt), "error": .text(String(describing: error))])
+            }
+        }
+    }
+
+    private func cameraFields(_ camera: CameraDescription) -> [(String, LogValue)] {
+        [("device", .text(camera.device)), ("format", .text(camera.format)),
+         ("size", .text("\(camera.width)x\(camera.height)")), ("fps", .number(camera.fps, digits: 1))]
     }
 
     func process(_ frame: Frame) {
@@ -112,18 +172,30 @@ public final class ScanService {
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
         }
         for symbol in repeatFilter.admit(symbols, at: frame.timestampNs) {
-            decoded += 1
-            let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
-            logger.info("scan", [
-                "symbology": .text(symbol.symbology.displayName), "data": .bytes(symbol.bytes),
-                "frame": .int(Int(frame.sequence)), "latency_ms": .ms(max(0, latencyMs)),
-            ])
-            if let buzzer {
-                buzzer.beep()
-                logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
-            }
-            onReport(symbol, frame)
+            report(symbol, frame: frame)
         }
+        onFrame(frames)
+    }
+
+    private func report(_ symbol: DecodedSymbol, frame: Frame) {
+        decoded += 1
+        let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
+        var fields: [(String, LogValue)] = [("symbology", .text(symbol.symbology.displayName))]
+        if symbol.bytes.count > ScanService.loggedPayloadLimit {
+            // A stranger's 3 kB QR code must not flood the journal: the start, and how long it was.
+            fields += [("data", .bytes(Array(symbol.bytes.prefix(ScanService.loggedPayloadLimit)))),
+                       ("truncated", .bool(true)), ("length", .int(symbol.bytes.count))]
+        } else {
+            fields.append(("data", .bytes(symbol.bytes)))
+        }
+        fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
+        logger.log(.info, "scan", fields: fields)
+        if let buzzer {
+            buzzer.beep()
+            logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
+        }
+        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.bytes)
+        onReport(symbol, frame)
     }
 
     func sensorROI(width: Int, height: Int) -> PixelRect {

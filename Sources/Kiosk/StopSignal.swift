@@ -24,11 +24,14 @@ public final class StopSignal: @unchecked Sendable {  // guarded by `lock`
 }
 
 /// Routes SIGTERM and SIGINT to a `StopSignal`. A second signal while stopping ends the process
-/// at once: whoever sends two means it.
+/// at once (`onSecondSignal`): whoever sends two means it. SIGHUP, which asks many daemons to
+/// reload, is logged and ignored: the configuration is read once, at start. SIGPIPE is ignored so
+/// that a `KIOSK_ON_SCAN` program that exits without reading its input cannot kill the kiosk.
 public final class SignalHandling {
     private var sources: [DispatchSourceSignal] = []
 
-    public init(stop: StopSignal, onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
+    public init(stop: StopSignal, logger: Logger? = nil, onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
+        signal(SIGPIPE, SIG_IGN)
         for (signo, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             signal(signo, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
@@ -39,5 +42,13 @@ public final class SignalHandling {
             source.resume()
             sources.append(source)
         }
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hup.setEventHandler {
+            logger?.info("signal_ignored", ["signal": "SIGHUP",
+                                            "reason": "the configuration is read once at start: restart the service to change it"])
+        }
+        hup.resume()
+        sources.append(hup)
     }
 }

@@ -12,11 +12,15 @@ public final class ScriptedScene: FrameSource {
         /// Said in the log when the step begins, so a newcomer can follow the demo.
         public var narration: String
         public var codes: [Placement]
+        /// The camera is unplugged during this step: frames fail with ENODEV and opening fails
+        /// with ENOENT until the step is over.
+        public var unplugged: Bool
 
-        public init(start: Double, narration: String, codes: [Placement] = []) {
+        public init(start: Double, narration: String, codes: [Placement] = [], unplugged: Bool = false) {
             self.start = start
             self.narration = narration
             self.codes = codes
+            self.unplugged = unplugged
         }
     }
 
@@ -45,7 +49,8 @@ public final class ScriptedScene: FrameSource {
     private var sensor: GrayImage
     private var index: UInt64 = 0
     private var renderedStep = -1
-    private var openedAtNs: UInt64 = 0
+    /// When the script started (the first `open`): its clock runs on while the camera is unplugged.
+    private var sceneStartNs: UInt64?
     private var isOpen = false
 
     public init(steps: [Step], duration: Double, fps: Double, uprightWidth: Int, uprightHeight: Int,
@@ -62,12 +67,26 @@ public final class ScriptedScene: FrameSource {
     }
 
     public func open() throws -> CameraDescription {
-        index = 0
-        renderedStep = -1
-        openedAtNs = monotonicNanoseconds()
+        if realTime {
+            let now = monotonicNanoseconds()
+            let start = sceneStartNs ?? now
+            sceneStartNs = start
+            // Carry on where the script's clock is now: the frames of an unplugged spell are lost.
+            let t = Double(now - start) / 1e9
+            if let step = step(at: t), step.unplugged { throw CameraError("the simulated camera is unplugged", errno: ENOENT) }
+            index = max(index, UInt64(t * fps))
+        } else if let step = step(at: Double(index) / fps), step.unplugged {
+            // Without a clock, reopening skips the unplugged step.
+            let next = steps.first { $0.start > step.start }?.start ?? duration
+            index = UInt64((next * fps).rounded(.up))
+        }
         isOpen = true
         return CameraDescription(device: "scene", format: "GREY", width: view.sensorWidth,
                                  height: view.sensorHeight, fps: fps)
+    }
+
+    private func step(at t: Double) -> Step? {
+        steps.last { $0.start <= t }
     }
 
     public func nextFrame(timeoutMs: Int) throws -> FrameWait {
@@ -75,8 +94,8 @@ public final class ScriptedScene: FrameSource {
         let t = Double(index) / fps
         if t >= duration { return .ended }
         let timestampNs = UInt64(t * 1e9)
-        if realTime {
-            let due = openedAtNs + timestampNs
+        if realTime, let start = sceneStartNs {
+            let due = start + timestampNs
             let now = monotonicNanoseconds()
             if due > now {
                 let waitNs = due - now
@@ -93,9 +112,12 @@ public final class ScriptedScene: FrameSource {
             compose(steps[stepIndex])
             onStep(steps[stepIndex])
         }
+        if steps[stepIndex].unplugged {
+            throw CameraError("VIDIOC_DQBUF on the simulated camera", errno: ENODEV)
+        }
         let seq = index
         index += 1
-        let captured = realTime ? openedAtNs + timestampNs : monotonicNanoseconds()
+        let captured = realTime ? (sceneStartNs ?? 0) + timestampNs : monotonicNanoseconds()
         return sensor.pixels.withUnsafeBufferPointer { buf in
             // The buffer lives in `self.sensor` and is rewritten only when the step changes, so the
             // frame stays valid until the next call, as the protocol promises.
@@ -106,6 +128,8 @@ public final class ScriptedScene: FrameSource {
     }
 
     public func close() { isOpen = false }
+
+    public var skippedFrames: Int { 0 }
 
     private func compose(_ step: Step) {
         upright = background

@@ -1,4 +1,5 @@
 import Camera
+import TestSupport
 import Glibc
 import XCTest
 

@@ -204,3 +204,76 @@ final class EndToEndTests: XCTestCase {
         }
     }
 }
+
+/// SIGTERM in each state the service can be in, on the built binary.
+final class SignalTests: XCTestCase {
+    /// Starts `kiosk` and returns once `marker` shows in its log; then signals and measures.
+    func stopWhen(_ marker: String, args: [String] = ["demo"], env: [String: String] = [:],
+                  signals: [Int32] = [SIGTERM], file: StaticString = #filePath, line: UInt = #line) throws -> (status: Int32, seconds: Double, log: String) {
+        let p = Process()
+        p.executableURL = EndToEndTests.binary
+        p.arguments = args
+        p.environment = env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        var seen = Data()
+        let handle = err.fileHandleForReading
+        let deadline = Date().addingTimeInterval(25)
+        while !String(decoding: seen, as: UTF8.self).contains(marker), Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        XCTAssertTrue(String(decoding: seen, as: UTF8.self).contains(marker), "never saw \(marker)", file: file, line: line)
+        let sent = Date()
+        for s in signals { kill(p.processIdentifier, s) }
+        seen.append(handle.readDataToEndOfFile())
+        p.waitUntilExit()
+        return (p.terminationStatus, Date().timeIntervalSince(sent), String(decoding: seen, as: UTF8.self))
+    }
+
+    func events(_ log: String, _ name: String) -> [[String: String]] {
+        log.split(separator: "\n").map { Logfmt.fields(String($0)) }.filter { $0["event"] == name }
+    }
+
+    func testWhileTheCameraCannotBeOpened() throws {
+        // /dev/null is no camera: the service is in its start-up retry, backing off.
+        let r = try stopWhen("event=camera_open_failed", args: ["run"],
+                             env: ["KIOSK_CAMERA": "/dev/null", "KIOSK_GPIO_CHIP": "sim", "KIOSK_BUZZER_LINE": "7"])
+        XCTAssertEqual(r.status, 0, r.log)
+        XCTAssertLessThan(r.seconds, 1.0)
+        XCTAssertEqual(events(r.log, "stop").first?["reason"], "SIGTERM")
+        XCTAssertEqual(events(r.log, "gpio").last?["value"], "0")
+    }
+
+    func testWhileBackingOffAfterTheCameraWasLost() throws {
+        let r = try stopWhen("event=camera_lost")
+        XCTAssertEqual(r.status, 0, r.log)
+        XCTAssertLessThan(r.seconds, 1.0)
+        XCTAssertEqual(events(r.log, "stop").first?["reason"], "SIGTERM")
+    }
+
+    func testMidDecodeWithSIGINT() throws {
+        let r = try stopWhen("event=ready", signals: [SIGINT])
+        XCTAssertEqual(r.status, 0, r.log)
+        XCTAssertLessThan(r.seconds, 1.0)
+        XCTAssertEqual(events(r.log, "stop").first?["reason"], "SIGINT")
+    }
+
+    func testSIGHUPIsLoggedAndIgnored() throws {
+        let r = try stopWhen("event=ready", signals: [SIGHUP, SIGTERM])
+        XCTAssertEqual(events(r.log, "signal_ignored").first?["signal"], "SIGHUP", r.log)
+        XCTAssertEqual(events(r.log, "stop").first?["reason"], "SIGTERM")
+        XCTAssertEqual(r.status, 0)
+    }
+
+    func testASecondSignalEndsAtOnceWithTheBuzzerSilent() throws {
+        // A 5 s beep is sounding; two signals: the second one ends the process without waiting.
+        let r = try stopWhen("event=scan", env: ["KIOSK_BEEP_MS": "5000"], signals: [SIGTERM, SIGTERM])
+        XCTAssertLessThan(r.seconds, 1.0)
+        XCTAssertEqual(r.status, 0)
+        XCTAssertEqual(events(r.log, "gpio").last?["value"], "0", r.log)
+    }
+}

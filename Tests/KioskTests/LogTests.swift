@@ -34,6 +34,13 @@ final class LogTests: XCTestCase {
         XCTAssertEqual(line, [#"level=info event=scan data="Grüße 東京\u2028\u0085""#])
     }
 
+    func testBidiOverridesAndLeadingCombiningMarksAreEscaped() {
+        // U+202E would show the rest of the line reversed; a combining mark first would fuse with the quote.
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("\u{0301}ok\u{202E}gpj.exe".utf8))), #""\u0301ok\u202egpj.exe""#)
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("e\u{0301}".utf8))), "\"e\u{0301}\"", "a mark on a letter stays readable")
+        XCTAssertEqual(LogEscape.jsonString(Array("\u{E0001}".utf8)), #""\udb40\udc01""#)
+    }
+
     func testEmptyAndSpacesAndEqualsAreQuoted() {
         XCTAssertEqual(LogEscape.logfmt(.text("")), "\"\"")
         XCTAssertEqual(LogEscape.logfmt(.text("a b")), "\"a b\"")
@@ -77,5 +84,26 @@ final class LogTests: XCTestCase {
         }
         XCTAssertEqual(lines, ["<6>level=info event=ready ms=5.0", "<4>level=warning event=camera_lost error=gone",
                                "<3>level=error event=config_error var=KIOSK_FPS"])
+    }
+
+    func testAnyBytesGiveExactlyOneLineThatUnescapesToThemselves() {
+        var rng = SystemRandomNumberGenerator()
+        var seed = UInt64.random(in: 0...UInt64.max, using: &rng)
+        func next() -> UInt64 { seed = seed &* 6364136223846793005 &+ 1442695040888963407; return seed >> 33 }
+        for round in 0..<3000 {
+            let length = Int(next() % 64)
+            // Bias towards the bytes that matter: controls, quotes, backslashes, =, high bytes.
+            let specials: [UInt8] = [0x00, 0x0A, 0x0D, 0x09, 0x22, 0x5C, 0x3D, 0x20, 0x7F, 0x80, 0xC2, 0x85, 0xE2, 0x80, 0xA8, 0xFF]
+            let bytes: [UInt8] = (0..<length).map { _ in next() % 3 == 0 ? specials[Int(next() % UInt64(specials.count))] : UInt8(next() % 256) }
+            let lines = logged { $0.info("scan", ["data": .bytes(bytes), "frame": .int(round)]) }
+            XCTAssertEqual(lines.count, 1)
+            let line = lines[0]
+            XCTAssertFalse(line.contains("\n") && line.contains("\n") == false)
+            XCTAssertFalse(line.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F || (0x80..<0xA0).contains($0.value) || $0 == "\u{2028}" || $0 == "\u{2029}" },
+                           "a control or separator reached the log: \(bytes)")
+            let fields = Logfmt.parse(line)
+            XCTAssertEqual(fields.map(\.key), ["level", "event", "data", "frame"], "\(bytes)")
+            XCTAssertEqual(Logfmt.unescape(fields[2].value), bytes, "round trip of \(bytes)")
+        }
     }
 }

@@ -65,91 +65,22 @@ final class ScanServiceTests: XCTestCase {
         }
     }
 
-    func testStopRequestEndsTheLoopAndClosesTheCamera() throws {
-        let stop = StopSignal()
-        let source = ScriptedFailures(frames: 1000)
-        let (svc, _) = try service(source, stop: stop)
-        source.afterFrame = { n in if n == 5 { stop.request("SIGTERM") } }
-        XCTAssertEqual(try svc.run(), .signal("SIGTERM"))
-        // The signal came while the 6th frame was awaited: that frame is processed, no more.
-        XCTAssertEqual(svc.frames, 6)
-        XCTAssertEqual(source.closed, 1)
-    }
-
-    func testStopWhileTheCameraIsSilent() throws {
-        let stop = StopSignal()
-        let source = ScriptedFailures(frames: 0, timeouts: Int.max)
-        let (svc, _) = try service(source, stop: stop)
-        source.afterTimeout = { n in if n == 3 { stop.request("SIGINT") } }
-        XCTAssertEqual(try svc.run(), .signal("SIGINT"))
-        XCTAssertEqual(source.closed, 1)
-    }
-
-    func testCameraErrorMidStreamIsLoggedAndEndsTheLoop() throws {
-        let source = ScriptedFailures(frames: 3, then: CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV))
-        let (svc, lines) = try service(source)
-        guard case .cameraLost = try svc.run() else { return XCTFail("expected camera lost") }
-        XCTAssertEqual(lines.of("camera_lost").count, 1)
-        XCTAssertTrue(lines.of("camera_lost")[0]["error"]?.contains("No such device") ?? false, "\(lines.all)")
-        XCTAssertEqual(source.closed, 1)
-        XCTAssertEqual(StopReason.cameraLost("x").exitStatus, 69)
-    }
-
-    func testCameraThatCannotOpenThrows() throws {
-        let source = ScriptedFailures(frames: 0, openError: CameraError("/dev/video0", errno: ENOENT))
-        let (svc, _) = try service(source)
-        XCTAssertThrowsError(try svc.run())
+    func testLongPayloadIsCappedInTheLogWithItsLength() throws {
+        let text = String(repeating: "0123456789", count: 70)  // 700 bytes
+        let code = try QRCodeImage.render(text, moduleSize: 2)
+        let steps = [ScriptedScene.Step(start: 0, narration: "long", codes: [.init(picture: code, centre: NormalizedPoint(x: 0.5, y: 0.5))])]
+        let (svc, lines) = try service(scene(steps, duration: 0.1), config: Configuration())
+        _ = try svc.run()
+        let scan = try XCTUnwrap(lines.of("scan").first)
+        XCTAssertEqual(scan["data"], String(text.prefix(512)))
+        XCTAssertEqual(scan["length"], "700")
+        XCTAssertEqual(scan["truncated"], "true")
     }
 
     func testROIIsComputedOncePerFrameSize() throws {
-        let (svc, lines) = try service(ScriptedFailures(frames: 10))
+        let (svc, lines) = try service(FaultySource(script: [.frames(10)]))
         _ = try svc.run()
         XCTAssertEqual(lines.of("roi").map { $0["sensor"] }, ["32x24+16+12"])
     }
 }
 
-/// A frame source that plays flat frames and then fails as told.
-final class ScriptedFailures: FrameSource {
-    let frames: Int
-    var timeouts: Int
-    let failure: CameraError?
-    let openError: CameraError?
-    var handed = 0
-    var timedOut = 0
-    var closed = 0
-    var afterFrame: (Int) -> Void = { _ in }
-    var afterTimeout: (Int) -> Void = { _ in }
-    private let picture = GrayImage(width: 64, height: 48, fill: 128)
-
-    init(frames: Int, timeouts: Int = 0, then failure: CameraError? = nil, openError: CameraError? = nil) {
-        self.frames = frames
-        self.timeouts = timeouts
-        self.failure = failure
-        self.openError = openError
-    }
-
-    func open() throws -> CameraDescription {
-        if let openError { throw openError }
-        return CameraDescription(device: "scripted", format: "GREY", width: 64, height: 48, fps: 30)
-    }
-
-    func nextFrame(timeoutMs: Int) throws -> FrameWait {
-        if handed > 0 { afterFrame(handed) }
-        if handed < frames {
-            handed += 1
-            return picture.pixels.withUnsafeBufferPointer { buf in
-                .frame(Frame(luma: LumaPlane(base: buf.baseAddress!, width: 64, height: 48, rowStride: 64),
-                             sequence: UInt64(handed - 1), timestampNs: UInt64(handed) * 33_000_000, capturedNs: monotonicNanoseconds()))
-            }
-        }
-        if let failure { throw failure }
-        if timedOut < timeouts {
-            timedOut += 1
-            afterTimeout(timedOut)
-            return .timedOut
-        }
-        return .ended
-    }
-
-    func close() { closed += 1 }
-}

@@ -3,78 +3,89 @@ import Glibc
 
 /// An in-memory V4L2 driver for the camera's tests. It keeps the rules a real driver enforces
 /// (a buffer is queued at most once, REQBUFS 0 fails while buffers are mapped, DQBUF only while
-/// streaming) and counts what a leak would show: open descriptors and live mappings.
-final class FakeV4L2Device: V4L2Device {
-    enum Call: Hashable, CaseIterable {
+/// streaming) and counts what a leak would show: open descriptors and live mappings. Its
+/// descriptors are real (`/dev/null`) and its buffers real anonymous mappings, so a leak also
+/// shows in `/proc/self/fd` and `/proc/self/maps`.
+public final class FakeV4L2Device: V4L2Device {
+    public enum Call: Hashable, CaseIterable {
         case open, close, queryCapabilities, enumerateFormats, setFormat, streamTiming, setTimePerFrame
         case requestBuffers, queryBuffer, map, unmap, queueBuffer, dequeueBuffer, streamOn, streamOff, poll
     }
 
     /// One frame the "sensor" will produce.
-    struct Delivery {
-        var bytes: [UInt8]
-        var flags: UInt32 = V4L2DequeuedBuffer.flagTimestampMonotonic
-        var timestampNs: UInt64 = 0
+    public struct Delivery {
+        public var bytes: [UInt8]
+        public var flags: UInt32 = V4L2DequeuedBuffer.flagTimestampMonotonic
+        public var timestampNs: UInt64 = 0
         /// What the driver reports as filled; `bytes.count` when nil.
-        var bytesUsed: Int? = nil
+        public var bytesUsed: Int? = nil
+
+        public init(bytes: [UInt8], flags: UInt32 = V4L2DequeuedBuffer.flagTimestampMonotonic, timestampNs: UInt64 = 0,
+                    bytesUsed: Int? = nil) {
+            self.bytes = bytes
+            self.flags = flags
+            self.timestampNs = timestampNs
+            self.bytesUsed = bytesUsed
+        }
     }
+
+    public init() {}
 
     // MARK: What the fake driver offers
 
-    var capabilities = V4L2Capabilities(driver: "fake", card: "Fake Camera",
+    public var capabilities = V4L2Capabilities(driver: "fake", card: "Fake Camera",
                                         deviceCaps: V4L2Capabilities.videoCapture | V4L2Capabilities.streaming)
-    var offered: [V4L2FormatDescription] = [V4L2FormatDescription(pixelFormat: fourcc("YUYV"))]
+    public var offered: [V4L2FormatDescription] = [V4L2FormatDescription(pixelFormat: fourcc("YUYV"))]
     /// The size the driver settles on for a requested size.
-    var adjustSize: (_ width: Int, _ height: Int) -> (Int, Int) = { ($0, $1) }
+    public var adjustSize: (_ width: Int, _ height: Int) -> (Int, Int) = { ($0, $1) }
     /// Padding bytes the driver adds at the end of every row.
-    var rowPadding = 0
+    public var rowPadding = 0
     /// When set, S_FMT silently sets this format instead of the one asked for (drivers do that).
-    var substituteFormat: UInt32?
-    var timing = V4L2StreamTiming(canSetTimePerFrame: true, timePerFrame: V4L2Fraction(numerator: 1, denominator: 30))
+    public var substituteFormat: UInt32?
+    public var timing = V4L2StreamTiming(canSetTimePerFrame: true, timePerFrame: V4L2Fraction(numerator: 1, denominator: 30))
     /// The time per frame the driver settles on for a requested one.
-    var grantTimePerFrame: (V4L2Fraction) -> V4L2Fraction = { $0 }
-    var buffersGranted = 4
+    public var grantTimePerFrame: (V4L2Fraction) -> V4L2Fraction = { $0 }
+    public var buffersGranted = 4
     /// A buffer length other than the format's sizeimage.
-    var bufferLength: Int?
+    public var bufferLength: Int?
     /// Frames the sensor produces, in order; one is taken by each DQBUF.
-    var deliveries: [Delivery] = []
+    public var deliveries: [Delivery] = []
     /// poll says "ready" even when no frame is there (DQBUF then says EAGAIN).
-    var wakeWithoutFrame = false
+    public var wakeWithoutFrame = false
 
     // MARK: Fault injection
 
-    private var faults: [Call: (nth: Int, errno: Int32)] = [:]
+    private var faults: [Call: [Int: Int32]] = [:]
 
-    /// Makes the `nth` call (1-based) of `call` fail with `errno`.
-    func fail(_ call: Call, errno: Int32, onCall nth: Int = 1) {
-        faults[call] = (nth, errno)
+    /// Makes the `nth` call (1-based) of `call` fail with `errno`; several calls may be set to fail.
+    public func fail(_ call: Call, errno: Int32, onCall nth: Int = 1) {
+        faults[call, default: [:]][nth] = errno
     }
 
     // MARK: What can be observed
 
-    private(set) var callCounts: [Call: Int] = [:]
-    private(set) var openFds: Set<Int32> = []
-    private(set) var closes = 0
+    public private(set) var callCounts: [Call: Int] = [:]
+    public private(set) var openFds: Set<Int32> = []
+    public private(set) var closes = 0
     /// Every mistake the camera made against the driver's rules (double queue, unknown unmap, ...).
-    private(set) var misuses: [String] = []
-    private(set) var format: V4L2PixFormat?
-    private(set) var requestedFormat: V4L2PixFormat?
-    private(set) var requestedTimePerFrame: V4L2Fraction?
-    private(set) var allocatedBuffers = 0
-    private(set) var streaming = false
+    public private(set) var misuses: [String] = []
+    public private(set) var format: V4L2PixFormat?
+    public private(set) var requestedFormat: V4L2PixFormat?
+    public private(set) var requestedTimePerFrame: V4L2Fraction?
+    public private(set) var allocatedBuffers = 0
+    public private(set) var streaming = false
     /// Buffers the driver holds, in the order it will fill them.
-    private(set) var queued: [Int] = []
+    public private(set) var queued: [Int] = []
     /// Every QBUF, in order.
-    private(set) var queueLog: [Int] = []
+    public private(set) var queueLog: [Int] = []
     /// Every buffer DQBUF handed back, in order.
-    private(set) var dequeueLog: [Int] = []
-    private(set) var pollTimeouts: [Int] = []
+    public private(set) var dequeueLog: [Int] = []
+    public private(set) var pollTimeouts: [Int] = []
     private var mappings: [UnsafeMutableRawPointer: (index: Int, length: Int)] = [:]
-    private var nextFd: Int32 = 100
 
-    var openMappings: Int { mappings.count }
+    public var openMappings: Int { mappings.count }
 
-    func calls(_ call: Call) -> Int { callCounts[call, default: 0] }
+    public func calls(_ call: Call) -> Int { callCounts[call, default: 0] }
 
     deinit {
         for address in mappings.keys { address.deallocate() }
@@ -82,8 +93,8 @@ final class FakeV4L2Device: V4L2Device {
 
     private func enter(_ call: Call) throws {
         callCounts[call, default: 0] += 1
-        if let fault = faults[call], fault.nth == callCounts[call] {
-            throw CameraError("fake \(call)", errno: fault.errno)
+        if let errno = faults[call]?[callCounts[call]!] {
+            throw CameraError("fake \(call)", errno: errno)
         }
     }
 
@@ -101,33 +112,35 @@ final class FakeV4L2Device: V4L2Device {
 
     // MARK: V4L2Device
 
-    func open(path: String) throws -> Int32 {
+    public func open(path: String) throws -> Int32 {
         try enter(.open)
-        nextFd += 1
-        openFds.insert(nextFd)
-        return nextFd
+        let fd = Glibc.open("/dev/null", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw CameraError("fake open", errno: errno) }
+        openFds.insert(fd)
+        return fd
     }
 
-    func close(fd: Int32) throws {
+    public func close(fd: Int32) throws {
         try checkFd(fd, .close)
         openFds.remove(fd)
+        Glibc.close(fd)
         closes += 1
         try enter(.close)  // Like Linux: the descriptor is gone even when close reports an error.
     }
 
-    func queryCapabilities(fd: Int32) throws -> V4L2Capabilities {
+    public func queryCapabilities(fd: Int32) throws -> V4L2Capabilities {
         try checkFd(fd, .queryCapabilities)
         try enter(.queryCapabilities)
         return capabilities
     }
 
-    func enumerateFormats(fd: Int32) throws -> [V4L2FormatDescription] {
+    public func enumerateFormats(fd: Int32) throws -> [V4L2FormatDescription] {
         try checkFd(fd, .enumerateFormats)
         try enter(.enumerateFormats)
         return offered
     }
 
-    func setFormat(fd: Int32, _ requested: V4L2PixFormat) throws -> V4L2PixFormat {
+    public func setFormat(fd: Int32, _ requested: V4L2PixFormat) throws -> V4L2PixFormat {
         try checkFd(fd, .setFormat)
         try enter(.setFormat)
         if allocatedBuffers > 0 { throw misuse("S_FMT with buffers allocated", errno: EBUSY) }
@@ -143,13 +156,13 @@ final class FakeV4L2Device: V4L2Device {
         return set
     }
 
-    func streamTiming(fd: Int32) throws -> V4L2StreamTiming {
+    public func streamTiming(fd: Int32) throws -> V4L2StreamTiming {
         try checkFd(fd, .streamTiming)
         try enter(.streamTiming)
         return timing
     }
 
-    func setTimePerFrame(fd: Int32, _ timePerFrame: V4L2Fraction) throws -> V4L2StreamTiming {
+    public func setTimePerFrame(fd: Int32, _ timePerFrame: V4L2Fraction) throws -> V4L2StreamTiming {
         try checkFd(fd, .setTimePerFrame)
         try enter(.setTimePerFrame)
         guard timing.canSetTimePerFrame else { throw misuse("S_PARM without V4L2_CAP_TIMEPERFRAME") }
@@ -158,7 +171,7 @@ final class FakeV4L2Device: V4L2Device {
         return timing
     }
 
-    func requestBuffers(fd: Int32, count: Int) throws -> Int {
+    public func requestBuffers(fd: Int32, count: Int) throws -> Int {
         try checkFd(fd, .requestBuffers)
         try enter(.requestBuffers)
         if streaming { throw misuse("REQBUFS while streaming", errno: EBUSY) }
@@ -168,35 +181,36 @@ final class FakeV4L2Device: V4L2Device {
         return allocatedBuffers
     }
 
-    func queryBuffer(fd: Int32, index: Int) throws -> V4L2MappableBuffer {
+    public func queryBuffer(fd: Int32, index: Int) throws -> V4L2MappableBuffer {
         try checkFd(fd, .queryBuffer)
         try enter(.queryBuffer)
         guard index < allocatedBuffers, let format else { throw misuse("QUERYBUF of buffer \(index)") }
         return V4L2MappableBuffer(index: index, length: bufferLength ?? format.sizeImage, offset: Int64(index) << 20)
     }
 
-    func map(fd: Int32, _ buffer: V4L2MappableBuffer) throws -> UnsafeMutableRawPointer {
+    public func map(fd: Int32, _ buffer: V4L2MappableBuffer) throws -> UnsafeMutableRawPointer {
         try checkFd(fd, .map)
         try enter(.map)
         guard buffer.index < allocatedBuffers, buffer.offset == Int64(buffer.index) << 20 else {
             throw misuse("mmap of unknown buffer \(buffer.index)")
         }
-        let address = UnsafeMutableRawPointer.allocate(byteCount: buffer.length, alignment: 64)
+        guard let address = mmap(nil, buffer.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              address != MAP_FAILED else { throw CameraError("fake mmap", errno: errno) }
         address.initializeMemory(as: UInt8.self, repeating: 0xEE, count: buffer.length)
         mappings[address] = (buffer.index, buffer.length)
         return address
     }
 
-    func unmap(_ address: UnsafeMutableRawPointer, length: Int) throws {
+    public func unmap(_ address: UnsafeMutableRawPointer, length: Int) throws {
         try enter(.unmap)
         guard let mapping = mappings[address], mapping.length == length else {
             throw misuse("munmap of something not mapped")
         }
         mappings[address] = nil
-        address.deallocate()
+        munmap(address, length)
     }
 
-    func queueBuffer(fd: Int32, index: Int) throws {
+    public func queueBuffer(fd: Int32, index: Int) throws {
         try checkFd(fd, .queueBuffer)
         try enter(.queueBuffer)
         guard index < allocatedBuffers else { throw misuse("QBUF of buffer \(index), not allocated") }
@@ -205,7 +219,7 @@ final class FakeV4L2Device: V4L2Device {
         queueLog.append(index)
     }
 
-    func dequeueBuffer(fd: Int32) throws -> V4L2DequeuedBuffer? {
+    public func dequeueBuffer(fd: Int32) throws -> V4L2DequeuedBuffer? {
         try checkFd(fd, .dequeueBuffer)
         try enter(.dequeueBuffer)
         guard streaming else { throw misuse("DQBUF while not streaming") }
@@ -222,14 +236,14 @@ final class FakeV4L2Device: V4L2Device {
                                   sequence: UInt32(dequeueLog.count - 1))
     }
 
-    func streamOn(fd: Int32) throws {
+    public func streamOn(fd: Int32) throws {
         try checkFd(fd, .streamOn)
         try enter(.streamOn)
         guard allocatedBuffers > 0 else { throw misuse("STREAMON without buffers") }
         streaming = true
     }
 
-    func streamOff(fd: Int32) throws {
+    public func streamOff(fd: Int32) throws {
         try checkFd(fd, .streamOff)
         // STREAMOFF hands every buffer back to the application, even when it reports an error
         // (ENODEV from an unplugged camera).
@@ -238,7 +252,7 @@ final class FakeV4L2Device: V4L2Device {
         try enter(.streamOff)
     }
 
-    func poll(fd: Int32, timeoutMs: Int) throws -> Bool {
+    public func poll(fd: Int32, timeoutMs: Int) throws -> Bool {
         try checkFd(fd, .poll)
         try enter(.poll)
         pollTimeouts.append(timeoutMs)
