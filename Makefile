@@ -2,6 +2,7 @@
 # needs from Debian's archive first (`make deps`, which skips what is already there).
 
 SWIFT ?= swift
+SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
 # The C libraries the kiosk links (zbar, libv4l2, libgpiod, libpng, libqrencode for the demo's
@@ -10,7 +11,7 @@ PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencod
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release demo test clean
+.PHONY: all deps build release demo test test-sanitizers fuzz clean
 
 all: build
 
@@ -38,6 +39,31 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+# AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and
+# the frame loop share state). Each needs its own build, so they are kept out of `make test`.
+test-sanitizers: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
+	$(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
+	$(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build/tsan
+
+# libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping), FUZZ_SECONDS
+# each. The seeds are in Fuzz/Corpus; what a run learns stays in .build/fuzz; a crash is written
+# to Fuzz/Crashes/ and fails the target (keep it, and add it to the tests).
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
+fuzz: deps
+	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
+	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
+	for t in configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape; do \
+	  seeds=$${t%%:*}; exe=$${t##*:}; work=.build/fuzz/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
+	  echo "== $$exe ($(FUZZ_SECONDS) s)"; \
+	  if ! $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; then \
+	    tail -30 $$work.log; echo "fuzz: $$exe found a crash (Fuzz/Crashes/)"; exit 1; fi; \
+	  grep -E 'DONE|stat::average_exec_per_sec' $$work.log; \
+	done
 
 clean:
 	rm -rf .build

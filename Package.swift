@@ -14,6 +14,8 @@ let package = Package(
     name: "kiosk",
     products: [
         .executable(name: "kiosk", targets: ["KioskMain"]),
+        // For the fuzzers in Fuzz/, a package of their own that builds with -sanitize=fuzzer.
+        .library(name: "KioskCore", targets: ["Kiosk", "Camera", "Decoder"]),
     ],
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),

@@ -1,0 +1,16 @@
+// swift-tools-version:6.0
+// libFuzzer targets for the kiosk's parsers of outside input. Built and run by `make fuzz`
+// (not by `make test`): swift build -c release -Xswiftc -sanitize=fuzzer,address ...
+import PackageDescription
+
+let package = Package(
+    name: "kiosk-fuzz",
+    dependencies: [.package(path: "..")],
+    targets: [
+        .target(name: "CFuzzDriver"),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,26 @@
+import CFuzzDriver
+import Kiosk
+
+/// Any bytes, escaped for the log, must give one line with no control or separator characters,
+/// in logfmt and in JSON.
+func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data else { return 0 }
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    for line in [LogEscape.logfmt(.bytes(bytes)), LogEscape.jsonString(bytes)] {
+        for scalar in line.unicodeScalars {
+            let v = scalar.value
+            precondition(v >= 0x20 && v != 0x7F && !(0x80..<0xA0).contains(v) && v != 0x2028 && v != 0x2029,
+                         "control or separator U+\(String(v, radix: 16)) in the log")
+        }
+        precondition(line.first == "\"" && line.last == "\"" || !line.contains(" "))
+    }
+    return 0
+}
+
+/// SwiftPM gives the executable its main under this name; libFuzzer runs from it.
+@_cdecl("FuzzLogEscape_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { fuzz($0, $1) }
+}
