@@ -10,7 +10,24 @@ public protocol FrameSource: AnyObject {
     func close()
     /// Frames dropped since `open` because they were corrupt or unreadable (never fatal).
     var skippedFrames: Int { get }
+    /// The camera's current exposure and gain, when it reports them (read at most about once a
+    /// second, never slowing the frame loop); nil when it does not.
+    var exposure: CameraExposure? { get }
 }
+
+/// What the camera's automatic exposure is doing, when it says (V4L2 controls).
+public struct CameraExposure: Equatable, Sendable {
+    /// Exposure time in seconds.
+    public var seconds: Double
+    /// Analogue/digital gain relative to the camera's default (1 = default).
+    public var gain: Double
+
+    public init(seconds: Double, gain: Double = 1) {
+        self.seconds = seconds
+        self.gain = gain
+    }
+}
+
 
 public enum FrameWait {
     case frame(Frame)

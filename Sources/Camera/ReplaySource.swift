@@ -17,6 +17,9 @@ public final class ReplaySource: FrameSource {
     public let directory: String
     public let fps: Double
 
+    /// Still images say nothing of exposure.
+    public var exposure: CameraExposure? { nil }
+
     /// Files skipped because they could not be read, since `open`.
     public private(set) var skippedFrames = 0
     /// The most recently skipped file (its name in the folder) and why, for the caller to log.

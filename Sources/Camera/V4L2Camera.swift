@@ -118,6 +118,10 @@ public final class V4L2Camera: FrameSource {
 
     private let v4l2: V4L2Device
     private var fd: Int32?
+    private var exposureRange: V4L2ControlRange?
+    private var gainRange: V4L2ControlRange?
+    private var exposureReadNs: UInt64?
+    private var lastExposure: CameraExposure?
     private var streaming = false
     private var buffersRequested = false
     private var buffers: [(address: UnsafeMutableRawPointer, length: Int)] = []
@@ -193,6 +197,11 @@ public final class V4L2Camera: FrameSource {
         lumaBytes = rowStride * height
 
         let fps = try negotiateFrameRate(fd: fd)
+        // Which exposure controls the camera has: asked once, read about once a second later.
+        exposureRange = try? v4l2.queryControl(fd: fd, id: V4L2Control.exposureAbsolute)
+        gainRange = try? v4l2.queryControl(fd: fd, id: V4L2Control.gain)
+        exposureReadNs = nil
+        lastExposure = nil
 
         let granted = try v4l2.requestBuffers(fd: fd, count: Self.buffersToRequest)
         buffersRequested = true
@@ -288,6 +297,26 @@ public final class V4L2Camera: FrameSource {
             sequence += 1
             return .frame(frame)
         }
+    }
+
+    /// Exposure and gain as the camera reports them, read at most once a second (a control read is
+    /// an ioctl; the frame loop asks every frame). Nil when the camera has no exposure control.
+    public var exposure: CameraExposure? {
+        guard let fd, exposureRange != nil else { return nil }
+        let now = monotonicNanoseconds()
+        if let read = exposureReadNs, now &- read < 1_000_000_000 { return lastExposure }
+        exposureReadNs = now
+        guard let value = try? v4l2.control(fd: fd, id: V4L2Control.exposureAbsolute), value > 0 else {
+            lastExposure = nil
+            return nil
+        }
+        var gain = 1.0
+        if let g = gainRange, let v = try? v4l2.control(fd: fd, id: V4L2Control.gain) {
+            // Gain units are the driver's own; relative to its default, offset so that 0 works.
+            gain = Double(v - g.minimum + 1) / Double(max(1, g.defaultValue - g.minimum + 1))
+        }
+        lastExposure = CameraExposure(seconds: Double(value) * 100e-6, gain: gain)
+        return lastExposure
     }
 
     public func close() {

@@ -167,6 +167,30 @@ public protocol V4L2Device: AnyObject {
     /// Waits up to `timeoutMs` (negative: no limit) until the device has something to say.
     /// True when it does (a filled buffer, or an error DQBUF will report); false on timeout.
     func poll(fd: Int32, timeoutMs: Int) throws -> Bool
+    /// VIDIOC_QUERYCTRL: the control's range and default, or nil when the device has no such
+    /// control (EINVAL) or it is disabled.
+    func queryControl(fd: Int32, id: UInt32) throws -> V4L2ControlRange?
+    /// VIDIOC_G_CTRL: the control's current value.
+    func control(fd: Int32, id: UInt32) throws -> Int32
+}
+
+public struct V4L2ControlRange: Equatable {
+    public var minimum: Int32
+    public var maximum: Int32
+    public var defaultValue: Int32
+    public init(minimum: Int32, maximum: Int32, defaultValue: Int32) {
+        self.minimum = minimum
+        self.maximum = maximum
+        self.defaultValue = defaultValue
+    }
+}
+
+/// The controls the brightness estimate reads (videodev2.h / v4l2-controls.h).
+public enum V4L2Control {
+    /// V4L2_CID_EXPOSURE_ABSOLUTE, in units of 100 microseconds.
+    public static let exposureAbsolute: UInt32 = 0x009a_0902
+    /// V4L2_CID_GAIN.
+    public static let gain: UInt32 = 0x0098_0913
 }
 
 /// Runs a C call until it does not fail with EINTR (a signal arrived; the call did nothing).
@@ -334,6 +358,25 @@ public final class LibV4L2Device: V4L2Device {
     public func streamOff(fd: Int32) throws {
         var type = Int32(V4L2_BUF_TYPE_VIDEO_CAPTURE.rawValue)
         try ioctl(fd, KIOSK_VIDIOC_STREAMOFF, "VIDIOC_STREAMOFF", &type)
+    }
+
+    public func queryControl(fd: Int32, id: UInt32) throws -> V4L2ControlRange? {
+        var query = v4l2_queryctrl()
+        query.id = id
+        do {
+            try ioctl(fd, KIOSK_VIDIOC_QUERYCTRL, "VIDIOC_QUERYCTRL", &query)
+        } catch let error as CameraError where error.errno == EINVAL {
+            return nil
+        }
+        if query.flags & UInt32(V4L2_CTRL_FLAG_DISABLED) != 0 { return nil }
+        return V4L2ControlRange(minimum: query.minimum, maximum: query.maximum, defaultValue: query.default_value)
+    }
+
+    public func control(fd: Int32, id: UInt32) throws -> Int32 {
+        var value = v4l2_control()
+        value.id = id
+        try ioctl(fd, KIOSK_VIDIOC_G_CTRL, "VIDIOC_G_CTRL", &value)
+        return value.value
     }
 
     public func poll(fd: Int32, timeoutMs: Int) throws -> Bool {

@@ -103,6 +103,7 @@ public enum KioskCommand {
             config.uprightROI = DemoScene.roi
             config.repeatMs = DemoScene.repeatMs
             if config.buzzerLine == nil { config.buzzerLine = 18 }
+            if config.torchLine == nil && config.buzzerLine != 17 { config.torchLine = 17 }
         }
         logger.info("start", [
             "version": .text(kioskVersion), "camera": .text(demo ? "demo scene" : config.camera.description),
@@ -110,8 +111,8 @@ public enum KioskCommand {
             "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
             "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
         ])
-        if config.torchLine != nil || config.metricsFile != nil {
-            logger.warning("not_implemented", ["reason": "KIOSK_TORCH_* and KIOSK_METRICS_FILE are validated but not acted on in this version"])
+        if config.metricsFile != nil {
+            logger.warning("not_implemented", ["reason": "KIOSK_METRICS_FILE is validated but not acted on in this version"])
         }
 
         let stop = StopSignal()
@@ -123,15 +124,17 @@ public enum KioskCommand {
         }
         defer { withExtendedLifetime(signals) {} }
 
-        let buzzer: Buzzer?
+        let lines: OutputLines
         do {
-            buzzer = try makeBuzzer(config, logger: logger)
+            lines = try OutputLines(config, logger: logger)
         } catch {
             logGPIOError(error, logger: logger)
             return ExitStatus.unavailable
         }
+        let buzzer = lines.buzzer, torch = lines.torch
         outputs.buzzer = buzzer
-        defer { buzzer?.shutDown() }
+        outputs.torch = torch
+        defer { outputs.silence() }
 
         let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger) }
         defer { hook?.shutDown() }
@@ -142,6 +145,7 @@ public enum KioskCommand {
             do {
                 let scene = try DemoScene.make(mount: config.mount, fps: config.fps, realTime: true)
                 scene.onStep = { step in logger.info("demo", ["step": .text(step.narration)]) }
+                torch?.onSwitch = { scene.torchOn = $0 }
                 source = scene
                 demoScene = ScriptedSceneHandle()
             } catch {
@@ -152,8 +156,8 @@ public enum KioskCommand {
             source = makeSource(config)
         }
 
-        let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, logger: logger,
-                                  stop: stop, processStartNs: processStartNs)
+        let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, torch: torch,
+                                  logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
         let reason: StopReason
         do {
@@ -166,7 +170,7 @@ public enum KioskCommand {
         }
         logger.info("stop", ["reason": .text(reason.logText), "frames": .int(service.frames), "decoded": .int(service.decoded)])
         if let demoScene, case .sourceEnded = reason {
-            return demoScene.judge(logger: logger, reopenings: service.reopenings)
+            return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: torch?.changes ?? 0)
         }
         return ExitStatus.ok
     }
@@ -179,19 +183,6 @@ public enum KioskCommand {
             return V4L2Camera(device: path, width: config.width, height: config.height, fps: config.fps,
                               format: config.format)
         }
-    }
-
-    static func makeBuzzer(_ config: Configuration, logger: Logger) throws -> Buzzer? {
-        guard let line = config.buzzerLine else { return nil }
-        let chip: GPIOChip = config.isSimulatedGPIO ? SimulatedChip() : try LibgpiodChip(config.gpioChip)
-        let gpioLevel: LogLevel = config.isSimulatedGPIO ? .info : .debug
-        let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.buzzerActiveLow) { offset, level in
-            logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
-        }
-        let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, scheduler: DispatchScheduler())
-        let failures = GPIOWriteFailures(logger: logger)
-        buzzer.onError = failures.report
-        return buzzer
     }
 
     static func logGPIOError(_ error: Error, logger: Logger) {
@@ -210,7 +201,46 @@ public enum KioskCommand {
 /// What must be left inactive if the process has to end at once (a second signal).
 final class OutputsOnExit: @unchecked Sendable {
     var buzzer: Buzzer?
-    func silence() { buzzer?.shutDown() }
+    var torch: Torch?
+    func silence() {
+        buzzer?.shutDown()
+        torch?.shutDown()
+    }
+}
+
+/// The GPIO chip and the lines the configuration asks for: both requested at their inactive level
+/// under the consumer name `kiosk`, or nothing (exit 69 names the chip, the line and its holder).
+struct OutputLines {
+    var buzzer: Buzzer?
+    var torch: Torch?
+
+    init(_ config: Configuration, logger: Logger) throws {
+        let failures = GPIOWriteFailures(logger: logger)
+        let policy = TorchPolicy(settings: .init(mode: config.torch == .on ? .on : config.torch == .off ? .off : .auto,
+                                                 onBelow: config.torchOnBelow, offAbove: config.torchOffAbove,
+                                                 holdNs: UInt64(config.torchHoldMs) * 1_000_000))
+        guard config.buzzerLine != nil || config.torchLine != nil else { return }
+        let chip: GPIOChip = config.isSimulatedGPIO ? SimulatedChip() : try LibgpiodChip(config.gpioChip)
+        let gpioLevel: LogLevel = config.isSimulatedGPIO ? .info : .debug
+        let onDrive: (Int, Int) -> Void = { offset, level in
+            logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
+        }
+        if let line = config.buzzerLine {
+            let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.buzzerActiveLow, onDrive: onDrive)
+            let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, scheduler: DispatchScheduler())
+            buzzer.onError = failures.report
+            self.buzzer = buzzer
+        }
+        if let line = config.torchLine {
+            do {
+                let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.torchActiveLow, onDrive: onDrive)
+                torch = Torch(policy: policy, output: output, logger: logger, failures: failures)
+            } catch {
+                buzzer?.shutDown()
+                throw error
+            }
+        }
+    }
 }
 
 /// Counts what the demo reported, to say at the end whether the scene went as narrated.
@@ -219,15 +249,16 @@ final class ScriptedSceneHandle {
     private var outside = 0
 
     func record(_ symbol: DecodedSymbol) {
-        if symbol.text == DemoScene.codeInsideROI { inside += 1 }
+        if symbol.text == DemoScene.codeInsideROI || symbol.text == DemoScene.codeUnderTorch { inside += 1 }
         if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
     }
 
-    func judge(logger: Logger, reopenings: Int) -> Int32 {
-        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1
+    func judge(logger: Logger, reopenings: Int, torchChanges: Int) -> Int32 {
+        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1 && torchChanges == 2
         logger.log(pass ? .info : .error, "demo_result", [
             "result": pass ? "pass" : "fail", "expected_scans": .int(DemoScene.expectedScans),
             "scans": .int(inside), "outside_roi_scans": .int(outside), "camera_reopens": .int(reopenings),
+            "torch_changes": .int(torchChanges),
         ])
         return pass ? ExitStatus.ok : ExitStatus.failure
     }

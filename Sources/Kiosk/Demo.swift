@@ -7,16 +7,26 @@ import Scene
 enum DemoScene {
     static let codeInsideROI = "KIOSK-DEMO-0001"
     static let codeOutsideROI = "OUTSIDE-THE-ROI"
+    static let codeUnderTorch = "KIOSK-DEMO-0002"
     /// The demo's own ROI and repeat window, so that the script means what its narration says.
     static let roi = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
     static let repeatMs = 3000
-    static let duration = 14.5
-    /// Scans the script should produce: the inside code, then the same code after the repeat window.
-    static let expectedScans = 2
+    static let duration = 24.0
+    /// Scans the script should produce: the inside code, the same code after the repeat window,
+    /// and a code read under the torch.
+    static let expectedScans = 3
+    /// The room: lit, dusk from 13.5 s to 15.5 s, the lights back on from 20 s to 21 s.
+    static let lighting: Lighting = {
+        var l = Lighting { t in t < 20 ? Lighting.ramp(from: 1.0, to: 0.12, start: 13.5, end: 15.5)(t)
+                                       : Lighting.ramp(from: 0.12, to: 1.0, start: 20, end: 21)(t) }
+        l.autoExposure = true
+        return l
+    }()
 
     static func make(mount: Mount, fps: Double, realTime: Bool) throws -> ScriptedScene {
         let inside = try QRCodeImage.render(codeInsideROI, moduleSize: 4)
         let outside = try QRCodeImage.render(codeOutsideROI, moduleSize: 3)
+        let second = try QRCodeImage.render(codeUnderTorch, moduleSize: 4)
         let centre = NormalizedPoint(x: 0.5, y: 0.5)
         // Top-left corner: wholly outside the default ROI (x < 0.25 of the width, y < 0.25 of the height).
         let corner = NormalizedPoint(x: 0.12, y: 0.13)
@@ -32,9 +42,14 @@ enum DemoScene {
                                codes: [.init(picture: outside, centre: corner)]),
             ScriptedScene.Step(start: 11.5, narration: "the camera's cable is pulled for a second: expect camera_lost, then camera_reopen when it is back",
                                unplugged: true),
-            ScriptedScene.Step(start: 12.8, narration: "the camera is back; the window is empty; the demo ends"),
+            ScriptedScene.Step(start: 12.8, narration: "the camera is back; the window is empty"),
+            ScriptedScene.Step(start: 13.5, narration: "dusk: the room darkens (the camera's auto-exposure keeps the picture grey); expect the torch to go on once"),
+            ScriptedScene.Step(start: 18.0, narration: "a visitor holds a code under the torch: expect a scan",
+                               codes: [.init(picture: second, centre: centre)]),
+            ScriptedScene.Step(start: 19.5, narration: "the code is taken away; the lights come back on: expect the torch to go off once"),
+            ScriptedScene.Step(start: 23.0, narration: "the demo ends"),
         ]
         return ScriptedScene(steps: steps, duration: duration, fps: fps, uprightWidth: 640, uprightHeight: 480,
-                             mount: mount, realTime: realTime)
+                             mount: mount, realTime: realTime, lighting: lighting)
     }
 }

@@ -36,6 +36,7 @@ public final class ScanService {
     let stop: StopSignal
     let buzzer: Buzzer?
     let hook: ScanHook?
+    let torch: Torch?
     let clock: ServiceClock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -52,7 +53,11 @@ public final class ScanService {
     public var onFrame: (Int) -> Void = { _ in }
 
     private let scanner: BarcodeScanner
+    private let estimator = BrightnessEstimator()
     private var repeatFilter: RepeatFilter
+    private var lastTimestampNs: UInt64 = 0
+    /// The latest ambient brightness figure (see `ambientBrightness`).
+    public private(set) var brightness: Double?
     /// The sensor ROI for the frame size it was computed for; frames of one camera share a size,
     /// so this is computed once, and again only if a replayed picture has another size.
     private var sensorROI: (width: Int, height: Int, rect: PixelRect)?
@@ -66,12 +71,13 @@ public final class ScanService {
     public static let loggedPayloadLimit = 512
 
     public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
-                logger: Logger, stop: StopSignal, clock: ServiceClock = SystemClock(),
+                torch: Torch? = nil, logger: Logger, stop: StopSignal, clock: ServiceClock = SystemClock(),
                 processStartNs: UInt64 = monotonicNanoseconds()) {
         self.configuration = configuration
         self.source = source
         self.buzzer = buzzer
         self.hook = hook
+        self.torch = torch
         self.logger = logger
         self.stop = stop
         self.clock = clock
@@ -88,6 +94,7 @@ public final class ScanService {
     /// closes the camera. Throws the camera's last error when it could not be opened at start.
     public func run() throws -> StopReason {
         defer { source.close() }
+        torch?.start(at: 0)
         guard try openAtStart() else { return .signal(stop.requested ?? "stop") }
         while true {
             if let name = stop.requested { return .signal(name) }
@@ -140,6 +147,7 @@ public final class ScanService {
     /// for as long as it takes. Returns false when stopped meanwhile.
     private func reopen(after error: String) -> Bool {
         logger.warning("camera_lost", ["error": .text(error)])
+        torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
         onCameraLost()
         source.close()
         let lostAt = clock.now()
@@ -150,6 +158,7 @@ public final class ScanService {
             do {
                 let camera = try source.open()
                 reopenings += 1
+                torch?.resume(at: lastTimestampNs)
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
                 lastFrameNs = clock.now()
                 return true
@@ -166,6 +175,10 @@ public final class ScanService {
 
     func process(_ frame: Frame) {
         frames += 1
+        lastTimestampNs = frame.timestampNs
+        let ambient = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
+        brightness = ambient
+        torch?.observe(brightness: ambient, at: frame.timestampNs)
         let roi = sensorROI(width: frame.luma.width, height: frame.luma.height)
         let symbols = scanner.scan(frame.luma, in: roi)
         if frames == 1 {

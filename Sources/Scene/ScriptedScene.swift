@@ -53,8 +53,27 @@ public final class ScriptedScene: FrameSource {
     private var sceneStartNs: UInt64?
     private var isOpen = false
 
+    private var light: LightingState?
+    private var lit: GrayImage
+
+    /// The kiosk's torch, as the scene sees it: set by whatever drives the torch line.
+    public var torchOn: Bool {
+        get { light?.torchOn ?? false }
+        set {
+            guard light != nil, newValue != light!.torchOn else { return }
+            light!.torchOn = newValue
+            light!.torchSwitchedAt = Double(index) / fps
+        }
+    }
+
+    /// The simulated exposure, when the lighting has automatic exposure (as a camera reports it).
+    public var exposure: CameraExposure? {
+        guard let light, light.lighting.autoExposure else { return nil }
+        return CameraExposure(seconds: light.exposureSeconds)
+    }
+
     public init(steps: [Step], duration: Double, fps: Double, uprightWidth: Int, uprightHeight: Int,
-                mount: Mount, realTime: Bool) {
+                mount: Mount, realTime: Bool, lighting: Lighting? = nil) {
         precondition(!steps.isEmpty && fps > 0 && duration > 0)
         self.steps = steps.sorted { $0.start < $1.start }
         self.duration = duration
@@ -64,6 +83,8 @@ public final class ScriptedScene: FrameSource {
         background = ScriptedScene.window(width: uprightWidth, height: uprightHeight)
         upright = background
         sensor = GrayImage(width: view.sensorWidth, height: view.sensorHeight)
+        lit = sensor
+        light = lighting.map(LightingState.init)
     }
 
     public func open() throws -> CameraDescription {
@@ -118,9 +139,13 @@ public final class ScriptedScene: FrameSource {
         let seq = index
         index += 1
         let captured = realTime ? (sceneStartNs ?? 0) + timestampNs : monotonicNanoseconds()
-        return sensor.pixels.withUnsafeBufferPointer { buf in
-            // The buffer lives in `self.sensor` and is rewritten only when the step changes, so the
-            // frame stays valid until the next call, as the protocol promises.
+        if light != nil {
+            light!.render(sensor, at: t, fps: fps, view: view, into: &lit)
+        }
+        let picture = light == nil ? sensor : lit
+        return picture.pixels.withUnsafeBufferPointer { buf in
+            // The buffer lives in `self.sensor` (or `self.lit`) and is rewritten only by the next
+            // call, so the frame stays valid until then, as the protocol promises.
             .frame(Frame(luma: LumaPlane(base: buf.baseAddress!, width: sensor.width, height: sensor.height,
                                          rowStride: sensor.width),
                          sequence: seq, timestampNs: timestampNs, capturedNs: captured))

@@ -269,6 +269,24 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(r.status, 0)
     }
 
+    func testTorchIsLeftOffAfterSIGTERM() throws {
+        let r = try stopWhen("event=torch state=on")
+        XCTAssertEqual(r.status, 0, r.log)
+        XCTAssertLessThan(r.seconds, 1.0)
+        let torchLine = events(r.log, "gpio").filter { $0["line"] == "17" }
+        XCTAssertEqual(torchLine.map { $0["value"] }, ["0", "1", "0"], r.log)
+    }
+
+    func testTheWholeDemoGoesAsNarrated() throws {
+        let r = try stopWhen("event=demo_result", signals: [])
+        XCTAssertEqual(r.status, 0, r.log)
+        let result = try XCTUnwrap(events(r.log, "demo_result").first)
+        XCTAssertEqual(result["result"], "pass", r.log)
+        XCTAssertEqual(events(r.log, "scan").map { $0["data"] }, ["KIOSK-DEMO-0001", "KIOSK-DEMO-0001", "KIOSK-DEMO-0002"])
+        XCTAssertEqual(events(r.log, "torch").map { $0["state"] }, ["on", "off"])
+        XCTAssertEqual(events(r.log, "camera_reopen").count, 1)
+    }
+
     func testASecondSignalEndsAtOnceWithTheBuzzerSilent() throws {
         // A 5 s beep is sounding; two signals: the second one ends the process without waiting.
         let r = try stopWhen("event=scan", env: ["KIOSK_BEEP_MS": "5000"], signals: [SIGTERM, SIGTERM])

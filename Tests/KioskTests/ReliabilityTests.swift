@@ -43,6 +43,7 @@ final class FaultySource: FrameSource {
     private(set) var isOpen = false
     private(set) var handed = 0
     var skippedFrames: Int { 0 }
+    var exposure: CameraExposure? { nil }
     private let picture = GrayImage(width: 64, height: 48, fill: 128)
 
     init(script: [Step], openFailures: [CameraError] = [], clock: FakeClock? = nil) {

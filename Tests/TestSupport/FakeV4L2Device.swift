@@ -53,6 +53,9 @@ public final class FakeV4L2Device: V4L2Device {
     /// poll says "ready" even when no frame is there (DQBUF then says EAGAIN).
     public var wakeWithoutFrame = false
 
+    /// Controls the fake camera has (V4L2_CID_* to range and current value).
+    public var controls: [UInt32: (range: V4L2ControlRange, value: Int32)] = [:]
+
     // MARK: Fault injection
 
     private var faults: [Call: [Int: Int32]] = [:]
@@ -250,6 +253,17 @@ public final class FakeV4L2Device: V4L2Device {
         streaming = false
         queued = []
         try enter(.streamOff)
+    }
+
+    public func queryControl(fd: Int32, id: UInt32) throws -> V4L2ControlRange? {
+        try checkFd(fd, .poll)
+        return controls[id]?.range
+    }
+
+    public func control(fd: Int32, id: UInt32) throws -> Int32 {
+        try checkFd(fd, .poll)
+        guard let c = controls[id] else { throw CameraError("fake VIDIOC_G_CTRL", errno: EINVAL) }
+        return c.value
     }
 
     public func poll(fd: Int32, timeoutMs: Int) throws -> Bool {

@@ -41,5 +41,7 @@ extern const unsigned long KIOSK_VIDIOC_G_PARM;
 extern const unsigned long KIOSK_VIDIOC_S_PARM;
 extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMESIZES;
 extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMEINTERVALS;
+extern const unsigned long KIOSK_VIDIOC_QUERYCTRL;
+extern const unsigned long KIOSK_VIDIOC_G_CTRL;
 
 #endif
