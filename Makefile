@@ -8,9 +8,13 @@ export PATH := $(PATH):/opt/swift/usr/bin
 # codes) and the one only the tests link (zint draws the 1D test barcodes).
 PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencode-dev libzint-dev
 
+# What `make test-deploy` needs besides the build: systemd-analyze (systemd), dpkg-deb and
+# dpkg-shlibdeps (dpkg-dev), fakeroot (root-owned files in the .deb without root), lintian.
+DEPLOY_PACKAGES := systemd dpkg-dev fakeroot lintian binutils
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release demo test clean
+.PHONY: all deps deploy-deps build release deb demo test test-deploy clean
 
 all: build
 
@@ -26,11 +30,29 @@ deps:
 	  echo "make deps: all Debian packages present"; \
 	fi
 
+# Like deps, for DEPLOY_PACKAGES.
+deploy-deps:
+	@missing=""; \
+	for p in $(DEPLOY_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deploy-deps: installing$$missing"; \
+	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else \
+	  echo "make deploy-deps: all Debian packages present"; \
+	fi
+
 build: deps
 	$(SWIFT) build
 
+# The Swift runtime is linked in (--static-swift-stdlib): the binary runs without /opt/swift.
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
+
+# build/kiosk_<version>_<arch>.deb
+deb: release
+	deploy/build-deb.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
 
 demo: build
 	$$($(SWIFT) build --show-bin-path)/kiosk demo
@@ -38,6 +60,10 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+# The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
+test-deploy: deploy-deps release
+	tests/deploy/run.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
 
 clean:
 	rm -rf .build
