@@ -8,9 +8,9 @@ export PATH := $(PATH):/opt/swift/usr/bin
 # codes) and the one only the tests link (zint draws the 1D test barcodes).
 PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencode-dev libzint-dev
 
-# What `make test-deploy` needs besides the build: systemd-analyze (systemd), dpkg-deb and
-# dpkg-shlibdeps (dpkg-dev), fakeroot (root-owned files in the .deb without root), lintian.
-DEPLOY_PACKAGES := systemd dpkg-dev fakeroot lintian binutils
+# What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
+# dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian.
+DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -51,7 +51,7 @@ release: deps
 	$(SWIFT) build -c release --static-swift-stdlib
 
 # build/kiosk_<version>_<arch>.deb
-deb: release
+deb: deploy-deps release
 	deploy/build-deb.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
 
 demo: build
