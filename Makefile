@@ -9,29 +9,44 @@ export PATH := $(PATH):/opt/swift/usr/bin
 # codes) and the one only the tests link (zint draws the 1D test barcodes).
 PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencode-dev libzint-dev
 
+# What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
+# dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian.
+DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release demo test test-sanitizers fuzz clean
+.PHONY: all deps deploy-deps build release deb demo test test-deploy test-sanitizers fuzz clean
 
 all: build
 
-deps:
-	@missing=""; \
-	for p in $(PACKAGES); do \
+# Installs what is missing of a package list, and nothing else (idempotent).
+install_missing = missing=""; \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing$$missing"; \
+	  echo "make $@: installing$$missing"; \
 	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else \
-	  echo "make deps: all Debian packages present"; \
+	  echo "make $@: all Debian packages present"; \
 	fi
+
+deps:
+	@$(call install_missing,$(PACKAGES))
+
+deploy-deps:
+	@$(call install_missing,$(DEPLOY_PACKAGES))
 
 build: deps
 	$(SWIFT) build
 
+# The Swift runtime is linked in (--static-swift-stdlib): the binary runs without /opt/swift.
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
+
+# build/kiosk_<version>_<arch>.deb
+deb: deploy-deps release
+	deploy/build-deb.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
 
 demo: build
 	$$($(SWIFT) build --show-bin-path)/kiosk demo
@@ -64,6 +79,10 @@ fuzz: deps
 	    tail -30 $$work.log; echo "fuzz: $$exe found a crash (Fuzz/Crashes/)"; exit 1; fi; \
 	  grep -E 'DONE|stat::average_exec_per_sec' $$work.log; \
 	done
+
+# The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
+test-deploy: deploy-deps release
+	tests/deploy/run.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
 
 clean:
 	rm -rf .build

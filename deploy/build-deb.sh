@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# Builds build/kiosk_<version>_<arch>.deb from a release binary.
+#
+#   deploy/build-deb.sh                  make release, then package its binary
+#   deploy/build-deb.sh --binary PATH    package a binary built before (what `make deb` does)
+#   deploy/build-deb.sh --out DIR        write the .deb into DIR (default: build/)
+#
+# Environment: VERSION (default: from `kiosk --version`), MAINTAINER (default: the last commit's
+# author), SOURCE_DATE_EPOCH (default: the last commit's time; makes the .deb reproducible).
+# Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps) and binutils (strip); not root (--root-owner-group).
+#
+# The package: /usr/bin/kiosk (stripped; the Swift runtime is linked in, so no /opt/swift),
+# /lib/systemd/system/kiosk.service (ExecStart=/usr/bin/kiosk), /etc/default/kiosk as a conffile,
+# /usr/share/doc/kiosk/{README.md.gz,kiosk.env,copyright,changelog.gz}. Depends: from
+# dpkg-shlibdeps on the binary, plus adduser (postinst). The maintainer scripts do what debhelper's
+# dh_installsystemd would: enable and start on install, restart on upgrade, stop on remove.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+binary=${KIOSK_BINARY:-}
+out=$repo/build
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --binary) binary=${2:?--binary needs a path}; shift 2 ;;
+    --binary=*) binary=${1#--binary=}; shift ;;
+    --out) out=${2:?--out needs a folder}; shift 2 ;;
+    --out=*) out=${1#--out=}; shift ;;
+    -h|--help) sed -n '2,7s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "build-deb.sh: unknown argument '$1'" >&2; exit 2 ;;
+  esac
+done
+
+if [ -z "$binary" ]; then
+  make -C "$repo" release >&2
+  binary=$(cd "$repo" && PATH=$PATH:/opt/swift/usr/bin swift build -c release --static-swift-stdlib --show-bin-path)/kiosk
+fi
+[ -x "$binary" ] || { echo "build-deb.sh: no executable binary at '$binary'" >&2; exit 1; }
+
+VERSION=${VERSION:-$("$binary" --version | awk '{print $2}')}
+[[ "$VERSION" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || { echo "build-deb.sh: bad version '$VERSION'" >&2; exit 1; }
+arch=$(dpkg --print-architecture)
+case "$(LC_ALL=C readelf -h "$binary" | sed -n 's/^ *Machine: *//p')" in
+  *X86-64*) elf_arch=amd64 ;;
+  AArch64) elf_arch=arm64 ;;
+  ARM) elf_arch=armhf ;;
+  *) elf_arch=unknown ;;
+esac
+[ "$elf_arch" = "$arch" ] || { echo "build-deb.sh: the binary is for '$elf_arch', this machine is '$arch' (build the .deb where the binary was built)" >&2; exit 1; }
+if LC_ALL=C ldd "$binary" | grep -q '/opt/swift\|libswiftCore\|libFoundation'; then
+  echo "build-deb.sh: $binary links the Swift runtime dynamically; build it with --static-swift-stdlib" >&2
+  exit 1
+fi
+MAINTAINER=${MAINTAINER:-$(git -C "$repo" log -1 --format='%an <%ae>' 2>/dev/null || true)}
+[ -n "$MAINTAINER" ] || MAINTAINER="kiosk maintainers <root@localhost>"
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || date +%s)}
+
+name=kiosk_${VERSION}_${arch}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/$name
+umask 022
+mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/default" \
+         "$root/usr/share/doc/kiosk" "$root/usr/share/lintian/overrides"
+
+# Files.
+install -m 0755 "$binary" "$root/usr/bin/kiosk"
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/kiosk"
+sed -e 's|^ExecStart=/usr/local/bin/kiosk|ExecStart=/usr/bin/kiosk|' \
+    -e 's|file:///usr/local/share/doc/kiosk/README.md|file:///usr/share/doc/kiosk/README.md.gz|' \
+    "$repo/deploy/kiosk.service" > "$root/lib/systemd/system/kiosk.service"
+grep -q '^ExecStart=/usr/bin/kiosk run$' "$root/lib/systemd/system/kiosk.service" \
+  || { echo "build-deb.sh: could not point ExecStart at /usr/bin/kiosk" >&2; exit 1; }
+sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kiosk|' \
+    "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
+install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
+gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk/README.md.gz"
+
+year=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
+cat > "$root/usr/share/doc/kiosk/copyright" <<EOF
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: kiosk
+Upstream-Contact: $MAINTAINER
+Comment: usr/bin/kiosk links in the Swift standard library and Foundation from the Swift
+ toolchain (--static-swift-stdlib), which are Apache-2.0 with the Runtime Library Exception
+ (no attribution needed in binary form). zbar, libv4l, libgpiod, libpng, libqrencode and
+ libsystemd are used as shared libraries from their Debian packages.
+
+Files: *
+Copyright: $year kiosk maintainers
+License: proprietary
+ No licence for redistribution has been chosen for this project yet; until one is, all rights
+ are reserved by the copyright holders.
+EOF
+
+date_r=$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")
+cat <<EOF | gzip -9n > "$root/usr/share/doc/kiosk/changelog.gz"
+kiosk ($VERSION) unstable; urgency=medium
+
+  * Built from the kiosk repository; what changed for users is in README.md.gz
+    ("What changed for users").
+
+ -- $MAINTAINER  $date_r
+EOF
+
+# Lintian overrides, each with its reason.
+cat > "$root/usr/share/lintian/overrides/kiosk" <<'EOF'
+# The operator's reference is the README (/usr/share/doc/kiosk/README.md.gz) and `kiosk --help`;
+# there is no manual page yet.
+kiosk: no-manual-page [usr/bin/kiosk]
+# The service is built for systemd alone: readiness and the watchdog are sd_notify, the sandbox
+# and the device allow-list are unit settings. A sysvinit script could do none of it.
+kiosk: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/kiosk.service]
+# The binary is linked by the Swift toolchain (swift build), not with dpkg-buildflags: no -z now,
+# and Swift code calls libc without _FORTIFY_SOURCE wrappers (its own bounds checks instead).
+kiosk: hardening-no-bindnow [usr/bin/kiosk]
+kiosk: hardening-no-fortify-functions [usr/bin/kiosk]
+# The "misspellings" are in data linked in with the Swift runtime and Foundation (ICU tables,
+# truncated identifiers), not in messages of the kiosk's own.
+kiosk: spelling-error-in-binary * [usr/bin/kiosk]
+EOF
+
+# Control files. Depends: what the binary links (dpkg-shlibdeps), plus adduser for postinst.
+mkdir -p "$work/shlibs/debian"
+printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
+shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$root/usr/bin/kiosk" 2>"$work/shlibdeps.err" \
+         | sed -n 's/^shlibs:Depends=//p') \
+  || { cat "$work/shlibdeps.err" >&2; exit 1; }
+[ -n "$shlibs" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; cat "$work/shlibdeps.err" >&2; exit 1; }
+
+installed_size=$(du -sk --exclude=DEBIAN "$root" | cut -f1)
+cat > "$root/DEBIAN/control" <<EOF
+Package: kiosk
+Version: $VERSION
+Architecture: $arch
+Maintainer: $MAINTAINER
+Installed-Size: $installed_size
+Depends: adduser, $shlibs
+Suggests: libcamera-v4l2
+Section: misc
+Priority: optional
+Description: headless barcode and QR-code scanner service for a door kiosk
+ kiosk takes frames from a V4L2 camera (libv4l2), reads QR codes and 1D
+ barcodes with zbar inside a fixed region of interest, reports each code once
+ in the journal and sounds a buzzer on a GPIO line (libgpiod). It runs as the
+ systemd service kiosk.service, as the unprivileged user kiosk in the video
+ and gpio groups; its settings are in /etc/default/kiosk.
+ .
+ A CSI camera on Raspberry Pi OS goes through libcamera: run the service under
+ libcamerify from libcamera-v4l2 (see the README).
+EOF
+echo /etc/default/kiosk > "$root/DEBIAN/conffiles"
+
+cat > "$root/DEBIAN/postinst" <<'EOF'
+#!/bin/sh
+set -e
+
+if [ "$1" = configure ]; then
+	# The service's user, in the groups that own /dev/video* and /dev/gpiochip*.
+	for g in video gpio; do
+		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
+	done
+	if ! getent passwd kiosk >/dev/null; then
+		adduser --quiet --system --group --no-create-home --home /nonexistent \
+			--gecos "kiosk barcode scanner" kiosk
+	fi
+	for g in video gpio; do
+		id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || adduser --quiet kiosk "$g"
+	done
+fi
+
+# As dh_installsystemd writes it: enable on first install, keep the admin's choice on upgrade.
+if [ "$1" = "configure" ] || [ "$1" = "abort-upgrade" ] || [ "$1" = "abort-deconfigure" ] || [ "$1" = "abort-remove" ] ; then
+	deb-systemd-helper unmask 'kiosk.service' >/dev/null || true
+	if deb-systemd-helper --quiet was-enabled 'kiosk.service'; then
+		deb-systemd-helper enable 'kiosk.service' >/dev/null || true
+	else
+		deb-systemd-helper update-state 'kiosk.service' >/dev/null || true
+	fi
+fi
+if [ "$1" = "configure" ] || [ "$1" = "abort-upgrade" ] || [ "$1" = "abort-deconfigure" ] || [ "$1" = "abort-remove" ] ; then
+	if [ -d /run/systemd/system ]; then
+		systemctl --system daemon-reload >/dev/null || true
+		if [ -n "$2" ]; then
+			_dh_action=restart
+		else
+			_dh_action=start
+		fi
+		deb-systemd-invoke $_dh_action 'kiosk.service' >/dev/null || true
+	fi
+fi
+EOF
+
+cat > "$root/DEBIAN/prerm" <<'EOF'
+#!/bin/sh
+set -e
+
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+	deb-systemd-invoke stop 'kiosk.service' >/dev/null || true
+fi
+EOF
+
+cat > "$root/DEBIAN/postrm" <<'EOF'
+#!/bin/sh
+set -e
+
+if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
+	systemctl --system daemon-reload >/dev/null || true
+fi
+if [ "$1" = "remove" ]; then
+	if [ -x "/usr/bin/deb-systemd-helper" ]; then
+		deb-systemd-helper mask 'kiosk.service' >/dev/null || true
+	fi
+fi
+if [ "$1" = "purge" ]; then
+	if [ -x "/usr/bin/deb-systemd-helper" ]; then
+		deb-systemd-helper purge 'kiosk.service' >/dev/null || true
+		deb-systemd-helper unmask 'kiosk.service' >/dev/null || true
+	fi
+	# The service's state (StateDirectory=kiosk). The user kiosk is left in place, as Debian
+	# packages do: files elsewhere may still belong to it (userdel kiosk removes it).
+	rm -rf /var/lib/kiosk
+fi
+EOF
+
+chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
+(cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -printf '%P\0' \
+   | LC_ALL=C sort -z | xargs -0 md5sum > DEBIAN/md5sums)
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
+find "$root" -type d -exec chmod 0755 {} +
+find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+
+mkdir -p "$out"
+dpkg-deb --root-owner-group -Zxz --build "$root" "$out/$name.deb" >/dev/null
+echo "$out/$name.deb"
