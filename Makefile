@@ -10,7 +10,7 @@ PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencod
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps build release demo test clean
+.PHONY: all deps build release demo test test-vm clean
 
 all: build
 
@@ -38,6 +38,12 @@ demo: build
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+# The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
+# booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
+# installs its own Debian packages (the list is VM_PACKAGES in tests/vm/run.sh).
+test-vm: deps
+	tests/vm/run.sh --require
 
 clean:
 	rm -rf .build
