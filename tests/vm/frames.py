@@ -4,7 +4,8 @@
 The codes' modules come from zint's --dump (one hex row per symbol row); each frame is a white
 field with the code drawn dark in the centre (inside the default ROI, the centre half), or in the
 top-left corner for the out-of-ROI frame. Formats: GREY (8-bit luma) and YUYV (Y0 U Y1 V, chroma
-neutral). A GREY frame is also written as PGM so the host can check it with `kiosk decode`.
+neutral). The QR frame is also written as PPM, for cjpeg to make an MJPG frame of it. A GREY frame
+is also written as PGM so the host can check it with `kiosk decode`.
 
 usage: frames.py OUTDIR        prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA
 """
@@ -81,6 +82,9 @@ def main():
         if fourcc == "GREY" or name.startswith("outside"):
             with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
                 f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(luma))
+        if name == "qr-GREY-640x480":  # for cjpeg: an MJPG camera's frame
+            with open(os.path.join(outdir, "qr-RGB-640x480.ppm"), "wb") as f:
+                f.write(b"P6\n%d %d\n255\n" % (w, h) + bytes(v for v in luma for _ in range(3)))
         print(name, fourcc, w, h, sym, expected)
 
 
