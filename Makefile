@@ -15,7 +15,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps deploy-deps build release deb demo test test-deploy test-sanitizers fuzz clean
+.PHONY: all deps deploy-deps build release deb demo test test-deploy test-vm test-sanitizers fuzz clean
 
 all: build
 
@@ -83,6 +83,12 @@ fuzz: deps
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
 	tests/deploy/run.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
+
+# The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
+# booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
+# installs its own Debian packages (the list is VM_PACKAGES in tests/vm/run.sh).
+test-vm: deps
+	tests/vm/run.sh --require
 
 clean:
 	rm -rf .build

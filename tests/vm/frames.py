@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Writes the raw camera frames the VM tests stream through vivid (stdlib only).
+
+The codes' modules come from zint's --dump (one hex row per symbol row); each frame is a white
+field with the code drawn dark in the centre (inside the default ROI, the centre half), or in the
+top-left corner for the out-of-ROI frame. Formats: GREY (8-bit luma) and YUYV (Y0 U Y1 V, chroma
+neutral). The QR frame is also written as PPM, for cjpeg to make an MJPG frame of it. A GREY frame
+is also written as PGM so the host can check it with `kiosk decode`.
+
+usage: frames.py OUTDIR        prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA
+"""
+import os
+import subprocess
+import sys
+
+WHITE, BLACK = 220, 30
+
+CODES = [
+    # name, zint barcode type, data, zbar symbology name, expected data
+    ("qr", 58, "KIOSK-VM-QR-0001", "QR-Code", "KIOSK-VM-QR-0001"),
+    ("ean13", 13, "400638133393", "EAN-13", "4006381333931"),
+    ("code128", 20, "Kiosk128", "CODE-128", "Kiosk128"),
+]
+FORMATS = [("GREY", 640, 480), ("YUYV", 640, 480), ("YUYV", 1280, 720)]
+
+
+def modules(kind, data):
+    out = subprocess.run(["zint", "-b", str(kind), "--dump", "-d", data],
+                         check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        hexes = line.replace(" ", "").strip()
+        if hexes:
+            rows.append([int(c, 16) >> (3 - i) & 1 for c in hexes for i in range(4)])
+    return rows
+
+
+def draw(width, height, rows, linear, where):
+    img = bytearray([WHITE]) * (width * height)
+    if linear:
+        scale = 2 if width <= 640 else 3
+        w = len(rows[0]) * scale
+        h = height // 5
+        pattern = rows[0]
+        cells = [[pattern[x // scale] for x in range(w)]] * h
+    else:
+        scale = 6 if width <= 640 else 10
+        w = h = len(rows) * scale
+        cells = [[rows[y // scale][x // scale] for x in range(w)] for y in range(h)]
+    if where == "centre":
+        x0, y0 = (width - w) // 2, (height - h) // 2
+    else:  # top-left corner, well outside the centre-half ROI
+        x0, y0 = width // 32, height // 32
+    for y in range(h):
+        row = cells[y]
+        base = (y0 + y) * width + x0
+        img[base:base + w] = bytes(BLACK if v else WHITE for v in row)
+    return img
+
+
+def yuyv(luma):
+    out = bytearray(len(luma) * 2)
+    out[0::2] = luma
+    out[1::2] = b"\x80" * len(luma)
+    return out
+
+
+def main():
+    outdir = sys.argv[1]
+    os.makedirs(outdir, exist_ok=True)
+    frames = []
+    for name, kind, data, sym, expected in CODES:
+        rows = modules(kind, data)
+        linear = kind != 58
+        for fourcc, w, h in FORMATS:
+            frames.append((f"{name}-{fourcc}-{w}x{h}", fourcc, w, h, draw(w, h, rows, linear, "centre"), sym, expected))
+    rows = modules(58, "KIOSK-VM-OUTSIDE")
+    frames.append(("outside-YUYV-640x480", "YUYV", 640, 480, draw(640, 480, rows, False, "corner"), "-", "KIOSK-VM-OUTSIDE"))
+    for name, fourcc, w, h, luma, sym, expected in frames:
+        with open(os.path.join(outdir, name + ".raw"), "wb") as f:
+            f.write(luma if fourcc == "GREY" else yuyv(luma))
+        if fourcc == "GREY" or name.startswith("outside"):
+            with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
+                f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(luma))
+        if name == "qr-GREY-640x480":  # for cjpeg: an MJPG camera's frame
+            with open(os.path.join(outdir, "qr-RGB-640x480.ppm"), "wb") as f:
+                f.write(b"P6\n%d %d\n255\n" % (w, h) + bytes(v for v in luma for _ in range(3)))
+        print(name, fourcc, w, h, sym, expected)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,209 @@
+#!/usr/bin/env bash
+# The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
+# GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
+#
+#   tests/vm/run.sh [--require]
+#
+# Everything it downloads or builds is cached under $KIOSK_VM_CACHE (default: .cache/vm in the
+# repository). It prints one PASS/FAIL line per check and ends with "N passed, M failed"; exit 0
+# when nothing failed. When it cannot run here (not x86-64 Linux, no QEMU and no way to install it,
+# KIOSK_VM=0) it prints one "SKIP vm: why" line and exits 0, or 1 with --require / KIOSK_VM_REQUIRE=1.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
+REQUIRE=${KIOSK_VM_REQUIRE:-0}
+[ "${1:-}" = --require ] && REQUIRE=1
+APPEND=${KIOSK_VM_APPEND:-}            # extra kernel command line (e.g. vmexplore: dump driver info)
+BINARY=${KIOSK_VM_BINARY:-}            # test this kiosk binary instead of building one
+VM=${KIOSK_VM:-1}
+TIMEOUT_S=${KIOSK_VM_TIMEOUT:-240}     # the whole VM run, boot to verdict
+# The kiosk warns about unknown KIOSK_* variables: keep this tier's own out of its environment.
+for v in $(compgen -e | grep '^KIOSK_VM'); do unset "$v"; done
+export PATH=$PATH:/opt/swift/usr/bin
+
+# The Debian packages this tier needs on the host (installed if missing, nothing else is touched).
+# The kernel itself (linux-image-*) and linux-source-6.1 are only downloaded and unpacked into the
+# cache, never installed.
+VM_PACKAGES="qemu-system-x86 busybox-static v4l-utils gpiod cpio zint kmod linux-headers-amd64
+  python3 gcc make libc6-dev xz-utils libjpeg-turbo-progs"
+
+t_start=$(date +%s%N)
+stamp() { local ms=$(( ($(date +%s%N) - t_start) / 1000000 )); printf 'vm: +%d.%ds %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*"; }
+skip() {
+  echo "SKIP vm: $*"
+  if [ "$REQUIRE" = 1 ]; then echo "0 passed, 1 failed"; exit 1; fi
+  exit 0
+}
+die() { echo "FAIL vm: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+[ "$VM" = 0 ] && { echo "SKIP vm: KIOSK_VM=0"; exit 0; }
+[ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] || skip "needs x86-64 Linux (this is $(uname -s)-$(uname -m))"
+command -v dpkg-query >/dev/null && command -v apt-get >/dev/null || skip "needs Debian (dpkg, apt-get)"
+
+# --- host packages -------------------------------------------------------------------------------
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+missing=""
+for p in $VM_PACKAGES; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  if [ -n "$SUDO" ] && ! sudo -n true 2>/dev/null; then skip "missing Debian packages:$missing (and no root to install them)"; fi
+  echo "vm: installing$missing"
+  { $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q &&
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+      --no-install-recommends $missing; } >"${TMPDIR:-/tmp}/kiosk-vm-apt.log" 2>&1 ||
+    skip "could not install$missing (see ${TMPDIR:-/tmp}/kiosk-vm-apt.log)"
+fi
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not found"
+stamp "host packages present"
+
+# --- the kernel: Debian's, matching linux-headers-amd64 ------------------------------------------
+KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | sed -n 's/.*linux-headers-\([^ ]*\) .*/\1/p')
+KPKGVER=$(dpkg-query -W -f='${Version}' "linux-headers-$KVER")
+KSRC_PKG="linux-source-${KVER%%.0-*}"          # 6.1.0-57-amd64 -> linux-source-6.1
+KDIR=/usr/src/linux-headers-$KVER
+[ -d "$KDIR" ] || die "no kernel headers at $KDIR"
+K=$CACHE/kernel-$KVER-$KPKGVER
+mkdir -p "$CACHE/debs"
+fetch() {  # fetch PACKAGE=VERSION: apt-get download into the cache, print the .deb path
+  local name=${1%%=*} ver=${1#*=} deb
+  deb=$(ls "$CACHE/debs/${name}_${ver}_"*.deb 2>/dev/null | head -1 || true)
+  if [ -z "$deb" ]; then
+    (cd "$CACHE/debs" && apt-get -o APT::Sandbox::User=root download -q "$1" >/dev/null) || die "apt-get download $1 failed"
+    deb=$(ls "$CACHE/debs/${name}_${ver}_"*.deb | head -1)
+  fi
+  echo "$deb"
+}
+if [ ! -e "$K/kroot.done" ]; then
+  rm -rf "$K/kroot" && mkdir -p "$K"
+  dpkg-deb -x "$(fetch "linux-image-$KVER=$KPKGVER")" "$K/kroot"
+  touch "$K/kroot.done"
+  stamp "kernel $KVER unpacked"
+fi
+VMLINUZ=$K/kroot/boot/vmlinuz-$KVER
+MODDIR=$K/kroot/lib/modules/$KVER
+
+# --- gpio-sim, out of tree (Debian does not build CONFIG_GPIO_SIM) -------------------------------
+if [ ! -e "$K/gpio-sim.done" ]; then
+  src=$K/gpio-sim
+  rm -rf "$src" && mkdir -p "$src"
+  dpkg-deb --fsys-tarfile "$(fetch "$KSRC_PKG=$KPKGVER")" | tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
+    tar -xJ -C "$src" "$KSRC_PKG/drivers/gpio/gpio-sim.c" "$KSRC_PKG/drivers/gpio/gpiolib.h" "$KSRC_PKG/kernel/irq/irq_sim.c"
+  mv "$src/$KSRC_PKG"/drivers/gpio/* "$src/$KSRC_PKG/kernel/irq/irq_sim.c" "$src/" && rm -rf "${src:?}/$KSRC_PKG"
+  # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
+  sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$src/irq_sim.c"
+  grep -q 'generic_handle_irq(irqnum)' "$src/irq_sim.c" || die "irq_sim.c: the irq_to_desc patch did not apply"
+  printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >>"$src/irq_sim.c"
+  echo 'obj-m := gpio-sim.o irq_sim.o' >"$src/Kbuild"
+  make -s -C "$KDIR" M="$src" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "gpio-sim did not build"; }
+  mkdir -p "$MODDIR/updates" && cp "$src/gpio-sim.ko" "$src/irq_sim.ko" "$MODDIR/updates/"
+  depmod -b "$K/kroot" "$KVER"
+  rm -f "$CACHE/debs/${KSRC_PKG}_"*.deb        # 140 MB; the three files are all it was for
+  touch "$K/gpio-sim.done"
+  stamp "gpio-sim built"
+fi
+
+# --- v4l2loopback: an MJPG camera (vivid has none); Debian's DKMS source, built by hand ----------
+if [ ! -e "$K/v4l2loopback.done" ]; then
+  rm -rf "$K/v4l2loopback" && mkdir -p "$K/v4l2loopback"
+  dpkg-deb -x "$(fetch "v4l2loopback-dkms=$(apt-cache show v4l2loopback-dkms | sed -n 's/^Version: //p' | head -1)")" "$K/v4l2loopback"
+  lsrc=$(ls -d "$K"/v4l2loopback/usr/src/v4l2loopback-*)
+  make -s -C "$KDIR" M="$lsrc" modules >"$K/v4l2loopback/build.log" 2>&1 || { cat "$K/v4l2loopback/build.log"; die "v4l2loopback did not build"; }
+  mkdir -p "$MODDIR/updates" && cp "$lsrc/v4l2loopback.ko" "$MODDIR/updates/"
+  depmod -b "$K/kroot" "$KVER"
+  touch "$K/v4l2loopback.done"
+  stamp "v4l2loopback built"
+fi
+
+# --- the kiosk: release, Swift runtime linked in -------------------------------------------------
+KIOSK_BIN=$BINARY
+if [ -z "$KIOSK_BIN" ]; then
+  command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"
+  (cd "$REPO" && swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
+     >"$CACHE/swift-build.log" 2>&1) || { tail -30 "$CACHE/swift-build.log"; die "swift build failed"; }
+  KIOSK_BIN=$REPO/.build/vm/release/kiosk
+  stamp "kiosk built"
+fi
+[ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
+
+# --- frames and a host-side sanity check of them -------------------------------------------------
+W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-vm.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+ROOT=$W/root
+mkdir -p "$ROOT/frames"
+python3 "$HERE/frames.py" "$ROOT/frames" >"$ROOT/frames/frames.list"
+host_pass=0 host_fail=0
+for pgm in "$ROOT"/frames/*-GREY-*.pgm; do
+  want=$(awk -v n="$(basename "$pgm" .pgm)" '$1 == n { print $5 ": " $6 }' "$ROOT/frames/frames.list")
+  if "$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$pgm" | grep -qxF "$pgm: $want"; then
+    host_pass=$((host_pass + 1))
+  else
+    echo "FAIL host: $(basename "$pgm") does not decode to \"$want\" with kiosk decode"; host_fail=$((host_fail + 1))
+  fi
+done
+if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.pgm)" ]; then
+  echo "FAIL host: the out-of-ROI frame decodes inside the ROI"; host_fail=$((host_fail + 1))
+else
+  host_pass=$((host_pass + 1))
+fi
+[ "$host_fail" = 0 ] && echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"
+cjpeg -quality 90 "$ROOT/frames/qr-RGB-640x480.ppm" >"$ROOT/frames/qr-MJPG-640x480.jpg" || die "cjpeg failed"
+rm -f "$ROOT"/frames/*.pgm "$ROOT"/frames/*.ppm
+
+# --- the initramfs -------------------------------------------------------------------------------
+mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,lib/modules/"$KVER"/deps,tests}
+cp /bin/busybox "$ROOT/bin/busybox"
+ln -s busybox "$ROOT/bin/sh"
+gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
+strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
+tools="$(command -v v4l2-ctl) $(command -v gpioset) $(command -v gpioget) $(command -v gpioinfo) $(command -v gpiodetect)"
+plugins=$(ls /usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null || true)
+for t in $tools; do cp "$t" "$ROOT/usr/bin/"; done
+for f in $(ldd "$ROOT/bin/kiosk" $tools $plugins 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u) $plugins; do
+  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
+done
+# Modules: each one's insmod order (dependencies first), for the guest's `load`.
+for m in vivid gpio-sim v4l2loopback; do
+  modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
+  while read -r ko; do
+    rel=${ko#"$MODDIR"/}
+    mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
+    cp "$ko" "$ROOT/lib/modules/$KVER/$rel"
+    echo "/lib/modules/$KVER/$rel"
+  done >"$ROOT/lib/modules/$KVER/deps/$m"
+done
+cp "$HERE/init.sh" "$ROOT/init"
+cp "$HERE/guest-tests.sh" "$ROOT/tests/"
+chmod +x "$ROOT/init"
+echo "$KVER" >"$ROOT/tests/kernel"
+(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
+stamp "initramfs $(du -m "$W/initrd.cpio" | cut -f1) MB"
+
+# --- boot -------------------------------------------------------------------------------------
+LOG=$CACHE/last-run.log
+set +e
+timeout "$TIMEOUT_S" qemu-system-x86_64 \
+  -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+  -kernel "$VMLINUZ" -initrd "$W/initrd.cpio" \
+  -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 $APPEND" \
+  -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+  -display none -serial stdio -monitor none -no-reboot -nodefaults </dev/null 2>&1 |
+  tr -d '\r' | tee "$LOG" | grep --line-buffered -E '^(PASS|FAIL|SKIP|INFO) '
+status=${PIPESTATUS[0]}
+set -e
+stamp "VM finished (QEMU status $status; console in $LOG)"
+
+passed=$(( $(grep -c '^PASS ' "$LOG" || true) + (host_fail == 0 ? 1 : 0) ))
+failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail ))
+guest=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -1 || true)
+case $status in
+  1) [ -n "$guest" ] || { echo "FAIL vm: guest passed but printed no RESULT line"; failed=$((failed + 1)); } ;;
+  3) [ "$failed" -gt 0 ] || { echo "FAIL vm: guest reported failure without a FAIL line"; failed=$((failed + 1)); } ;;
+  124) echo "FAIL vm: timed out after ${TIMEOUT_S}s (see $LOG)"; failed=$((failed + 1)) ;;
+  *) echo "FAIL vm: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
+esac
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -1,0 +1,57 @@
+/* vmtool: the few things the VM's busybox shell cannot do precisely. Built static on the host.
+ *   vmtool ms                      monotonic milliseconds (for timing a stop)
+ *   vmtool sample FILE MS          poll FILE (a gpio-sim sysfs value) every 0.5 ms for MS ms;
+ *                                  print "T VALUE" at the start and at each change (T in ms)
+ *   vmtool exit N                  write N to QEMU's isa-debug-exit port 0xf4 (QEMU exits 2N+1)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/io.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int read_value(const char *path) {
+    char buf[8] = {0};
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n > 0 ? buf[0] - '0' : -1;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "ms")) {
+        printf("%.0f\n", now_ms());
+        return 0;
+    }
+    if (argc == 4 && !strcmp(argv[1], "sample")) {
+        double start = now_ms(), end = start + atof(argv[3]);
+        int last = -2;
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        for (double t = start; t < end; t = now_ms()) {
+            int v = read_value(argv[2]);
+            if (v != last) { printf("%.1f %d\n", t - start, v); last = v; }
+            struct timespec d = {0, 500000};
+            nanosleep(&d, NULL);
+        }
+        printf("%.1f end\n", now_ms() - start);
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "exit")) {
+        if (ioperm(0xf4, 4, 1) != 0) { perror("ioperm"); return 1; }
+        outb((unsigned char)atoi(argv[2]), 0xf4);
+        sleep(5); /* QEMU has exited by now unless the device is missing */
+        fprintf(stderr, "vmtool: isa-debug-exit did not stop QEMU\n");
+        return 1;
+    }
+    fprintf(stderr, "usage: vmtool ms | sample FILE MS | exit N\n");
+    return 64;
+}
