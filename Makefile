@@ -5,9 +5,9 @@ SWIFT ?= swift
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
-# The C libraries the kiosk links (zbar, libv4l2, libgpiod, libpng, libqrencode for the demo's
-# codes) and the one only the tests link (zint draws the 1D test barcodes).
-PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libqrencode-dev libzint-dev
+# The C libraries the kiosk links (zbar, libv4l2, libgpiod, libpng, libsystemd, libqrencode for
+# the demo's codes) and the one only the tests link (zint draws the 1D test barcodes).
+PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzint-dev
 
 # What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
 # dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian.

@@ -20,6 +20,7 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),
         .systemLibrary(name: "CQRencode", path: "Sources/CQRencode", pkgConfig: "libqrencode"),
+        .systemLibrary(name: "CSystemd", path: "Sources/CSystemd", pkgConfig: "libsystemd"),
         .target(name: "CV4L2", path: "Sources/CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
@@ -27,7 +28,7 @@ let package = Package(
         .target(name: "Decoder", dependencies: ["CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO"]),
         .target(name: "Scene", dependencies: ["Camera", "Decoder", "CQRencode"]),
-        .target(name: "Kiosk", dependencies: ["Camera", "Decoder", "GPIO", "Scene"]),
+        .target(name: "Kiosk", dependencies: ["Camera", "Decoder", "GPIO", "Scene", "CSystemd"]),
         .executableTarget(name: "KioskMain", dependencies: ["Kiosk"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
         .systemLibrary(name: "CZint", path: "Tests/CZint"),

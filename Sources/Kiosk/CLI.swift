@@ -67,7 +67,8 @@ public enum KioskCommand {
         let reading = isExecutableFile.map { Configuration.read(environment: environment, isExecutableFile: $0) }
             ?? Configuration.read(environment: environment)
         let logger = Logger(level: reading.configuration.logLevel, format: reading.configuration.logFormat,
-                            priorityPrefix: environment["JOURNAL_STREAM"] != nil)
+                            priorityPrefix: environment["JOURNAL_STREAM"] != nil,
+                            journal: SystemdJournal.stderrIsJournal(environment) ? SystemdJournal() : nil)
         for w in reading.warnings {
             var fields: [(String, LogValue)] = [("var", .text(w.variable)), ("value", .text(w.value)),
                                                 ("reason", "not a kiosk setting; ignored")]
@@ -157,7 +158,7 @@ public enum KioskCommand {
         }
 
         let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, torch: torch,
-                                  logger: logger, stop: stop, processStartNs: processStartNs)
+                                  notifier: SystemdNotifier(), logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
         let reason: StopReason
         do {

@@ -55,13 +55,16 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
     public let format: LogFormat
     public let priorityPrefix: Bool
     private let sink: (String) -> Void
+    /// Under journald: entries go there natively, with their fields (`KIOSK_EVENT=scan`, ...).
+    private let journal: JournalSink?
     private let lock = NSLock()
 
     public init(level: LogLevel = .info, format: LogFormat = .logfmt, priorityPrefix: Bool = false,
-                sink: @escaping (String) -> Void = Logger.writeToStandardError) {
+                journal: JournalSink? = nil, sink: @escaping (String) -> Void = Logger.writeToStandardError) {
         self.minimumLevel = level
         self.format = format
         self.priorityPrefix = priorityPrefix
+        self.journal = journal
         self.sink = sink
     }
 
@@ -92,7 +95,33 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
         let line = render(level, event, fields)
         lock.lock()
         defer { lock.unlock() }
+        if let journal {
+            let message = priorityPrefix ? String(line.drop { $0 != ">" }.dropFirst()) : line
+            if journal.send(Logger.journalFields(level, event, fields, message: message)) { return }
+        }
         sink(line)
+    }
+
+    /// The journal entry of an event: MESSAGE (the log line), PRIORITY, SYSLOG_IDENTIFIER,
+    /// KIOSK_EVENT and each field as KIOSK_<NAME>, its value escaped exactly as in the line
+    /// (a payload is data everywhere, also in a journal field).
+    static func journalFields(_ level: LogLevel, _ event: String, _ fields: [(String, LogValue)], message: String)
+        -> [(name: String, value: [UInt8])] {
+        var out: [(name: String, value: [UInt8])] = [
+            ("MESSAGE", Array(message.utf8)), ("PRIORITY", Array(String(level.syslogPriority).utf8)),
+            ("SYSLOG_IDENTIFIER", Array("kiosk".utf8)), ("KIOSK_EVENT", Array(event.utf8)),
+        ]
+        for (key, value) in fields {
+            let name = "KIOSK_" + String(key.uppercased().unicodeScalars.map { ("A"..."Z").contains($0) || ("0"..."9").contains($0) ? Character($0) : "_" })
+            let text: String
+            switch value {
+            case .text(let s): text = LogEscape.escaped(Array(s.utf8), invalidByte: { String(format: "\\x%02x", $0) })
+            case .bytes(let b): text = LogEscape.escaped(b, invalidByte: { String(format: "\\x%02x", $0) })
+            default: text = LogEscape.logfmt(value)
+            }
+            out.append((name, Array(text.utf8)))
+        }
+        return out
     }
 
     public func debug(_ event: String, _ fields: LogFields = [:]) { log(.debug, event, fields) }

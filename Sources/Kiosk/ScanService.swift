@@ -37,6 +37,7 @@ public final class ScanService {
     let buzzer: Buzzer?
     let hook: ScanHook?
     let torch: Torch?
+    let notifier: ServiceNotifier?
     let clock: ServiceClock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -56,6 +57,8 @@ public final class ScanService {
     private let estimator = BrightnessEstimator()
     private var repeatFilter: RepeatFilter
     private var lastTimestampNs: UInt64 = 0
+    private var lastWatchdogNs: UInt64?
+    private var camera: CameraDescription?
     /// The latest ambient brightness figure (see `ambientBrightness`).
     public private(set) var brightness: Double?
     /// The sensor ROI for the frame size it was computed for; frames of one camera share a size,
@@ -71,8 +74,9 @@ public final class ScanService {
     public static let loggedPayloadLimit = 512
 
     public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
-                torch: Torch? = nil, logger: Logger, stop: StopSignal, clock: ServiceClock = SystemClock(),
-                processStartNs: UInt64 = monotonicNanoseconds()) {
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, logger: Logger, stop: StopSignal,
+                clock: ServiceClock = SystemClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
+        self.notifier = notifier
         self.configuration = configuration
         self.source = source
         self.buzzer = buzzer
@@ -95,14 +99,14 @@ public final class ScanService {
     public func run() throws -> StopReason {
         defer { source.close() }
         torch?.start(at: 0)
-        guard try openAtStart() else { return .signal(stop.requested ?? "stop") }
+        guard try openAtStart() else { return stopping() }
         while true {
-            if let name = stop.requested { return .signal(name) }
+            if stop.requested != nil { return stopping() }
             let wait: FrameWait
             do {
                 wait = try source.nextFrame(timeoutMs: ScanService.pollMilliseconds)
             } catch {
-                guard reopen(after: String(describing: error)) else { return .signal(stop.requested ?? "stop") }
+                guard reopen(after: String(describing: error)) else { return stopping() }
                 continue
             }
             switch wait {
@@ -110,7 +114,7 @@ public final class ScanService {
                 let silent = clock.now() &- lastFrameNs
                 if silent >= stallNs {
                     guard reopen(after: "no frame for \(String(format: "%.1f", Double(silent) / 1e9)) s") else {
-                        return .signal(stop.requested ?? "stop")
+                        return stopping()
                     }
                 }
             case .ended:
@@ -122,6 +126,20 @@ public final class ScanService {
         }
     }
 
+    private func stopping() -> StopReason {
+        notifier?.notify("STOPPING=1\nSTATUS=stopping (\(stop.requested ?? "stop"))")
+        return .signal(stop.requested ?? "stop")
+    }
+
+    /// The one-line summary systemctl status shows.
+    public var statusLine: String {
+        var s = camera.map { "scanning \($0.device) (\($0.format) \($0.width)x\($0.height))" } ?? "opening the camera"
+        s += ": \(frames) frames, \(decoded) codes"
+        if let b = brightness { s += ", brightness \(String(format: "%.0f", b))" }
+        if let torch { s += ", torch \(torch.isOn ? "on" : "off")" }
+        return s
+    }
+
     /// Returns false when stopped while waiting; throws when the start-up window runs out.
     private func openAtStart() throws -> Bool {
         let started = clock.now()
@@ -130,6 +148,7 @@ public final class ScanService {
             attempt += 1
             do {
                 let camera = try source.open()
+                self.camera = camera
                 logger.log(.info, "camera_open", fields: cameraFields(camera) + [("ms", .ms(Double(clock.now() - started) / 1e6))])
                 lastFrameNs = clock.now()
                 return true
@@ -147,6 +166,7 @@ public final class ScanService {
     /// for as long as it takes. Returns false when stopped meanwhile.
     private func reopen(after error: String) -> Bool {
         logger.warning("camera_lost", ["error": .text(error)])
+        notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
         onCameraLost()
         source.close()
@@ -157,6 +177,7 @@ public final class ScanService {
             guard clock.sleep(ns: backoff.delay(attempt: attempt), unless: stop) else { return false }
             do {
                 let camera = try source.open()
+                self.camera = camera
                 reopenings += 1
                 torch?.resume(at: lastTimestampNs)
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
@@ -183,9 +204,21 @@ public final class ScanService {
         let symbols = scanner.scan(frame.luma, in: roi)
         if frames == 1 {
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
+            notifier?.notify("READY=1\nSTATUS=\(statusLine)")
         }
-        for symbol in repeatFilter.admit(symbols, at: frame.timestampNs) {
+        let news = repeatFilter.admit(symbols, at: frame.timestampNs)
+        for symbol in news {
             report(symbol, frame: frame)
+        }
+        if let notifier {
+            // Alive only while frames flow: a stalled camera lets the watchdog fire.
+            let now = clock.now()
+            if let interval = notifier.watchdogIntervalNs, lastWatchdogNs.map({ now &- $0 >= interval / 2 }) ?? true {
+                lastWatchdogNs = now
+                notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)")
+            } else if !news.isEmpty {
+                notifier.notify("STATUS=\(statusLine)")
+            }
         }
         onFrame(frames)
     }
