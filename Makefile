@@ -57,9 +57,12 @@ test: deps
 
 # AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and
 # the frame loop share state). Each needs its own build, so they are kept out of `make test`.
+# Leak reports are off: at exit the Swift runtime and Foundation leave blocks LeakSanitizer
+# counts (a pending beep's weak reference, XCTest's own); leaks are checked by the tests that
+# count descriptors and mappings, and by the soak.
 test-sanitizers: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
-	$(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
+	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	$(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build/tsan
 

@@ -27,28 +27,34 @@ public final class StopSignal: @unchecked Sendable {  // guarded by `lock`
 /// at once (`onSecondSignal`): whoever sends two means it. SIGHUP, which asks many daemons to
 /// reload, is logged and ignored: the configuration is read once, at start. SIGPIPE is ignored so
 /// that a `KIOSK_ON_SCAN` program that exits without reading its input cannot kill the kiosk.
+///
+/// The signals are blocked in every thread (create this before any other thread) and taken by
+/// one thread waiting in sigwait(2): a signal that arrives at any moment, even before that thread
+/// runs, stays pending until it is taken, never lost and never handled by a default action.
 public final class SignalHandling {
-    private var sources: [DispatchSourceSignal] = []
-
     public init(stop: StopSignal, logger: Logger? = nil, onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
         signal(SIGPIPE, SIG_IGN)
-        for (signo, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            signal(signo, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signo, queue: .global())
-            source.setEventHandler {
-                if stop.requested != nil { onSecondSignal() }
-                stop.request(name)
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, s) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let waited = set
+        let thread = Thread {
+            var set = waited
+            while true {
+                var signo: Int32 = 0
+                guard sigwait(&set, &signo) == 0 else { continue }
+                switch signo {
+                case SIGHUP:
+                    logger?.info("signal_ignored", ["signal": "SIGHUP",
+                                                    "reason": "the configuration is read once at start: restart the service to change it"])
+                default:
+                    if stop.requested != nil { onSecondSignal() }
+                    stop.request(signo == SIGTERM ? "SIGTERM" : "SIGINT")
+                }
             }
-            source.resume()
-            sources.append(source)
         }
-        signal(SIGHUP, SIG_IGN)
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hup.setEventHandler {
-            logger?.info("signal_ignored", ["signal": "SIGHUP",
-                                            "reason": "the configuration is read once at start: restart the service to change it"])
-        }
-        hup.resume()
-        sources.append(hup)
+        thread.name = "kiosk.signals"
+        thread.start()
     }
 }
