@@ -112,10 +112,6 @@ public enum KioskCommand {
             "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
             "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
         ])
-        if config.metricsFile != nil {
-            logger.warning("not_implemented", ["reason": "KIOSK_METRICS_FILE is validated but not acted on in this version"])
-        }
-
         let stop = StopSignal()
         // Outputs to silence if a second signal ends the process at once.
         let outputs = OutputsOnExit()
@@ -158,7 +154,9 @@ public enum KioskCommand {
         }
 
         let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, torch: torch,
-                                  notifier: SystemdNotifier(), logger: logger, stop: stop, processStartNs: processStartNs)
+                                  notifier: SystemdNotifier(),
+                                  stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
+                                  logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
         let reason: StopReason
         do {

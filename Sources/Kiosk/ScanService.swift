@@ -38,6 +38,7 @@ public final class ScanService {
     let hook: ScanHook?
     let torch: Torch?
     let notifier: ServiceNotifier?
+    let stats: StatsReporter?
     let clock: ServiceClock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -58,6 +59,8 @@ public final class ScanService {
     private var repeatFilter: RepeatFilter
     private var lastTimestampNs: UInt64 = 0
     private var lastWatchdogNs: UInt64?
+    /// Frames the camera skipped before it was last reopened (its own count restarts).
+    private var skippedBefore = 0
     private var camera: CameraDescription?
     /// The latest ambient brightness figure (see `ambientBrightness`).
     public private(set) var brightness: Double?
@@ -74,9 +77,10 @@ public final class ScanService {
     public static let loggedPayloadLimit = 512
 
     public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, logger: Logger, stop: StopSignal,
-                clock: ServiceClock = SystemClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, logger: Logger,
+                stop: StopSignal, clock: ServiceClock = SystemClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
         self.notifier = notifier
+        self.stats = stats
         self.configuration = configuration
         self.source = source
         self.buzzer = buzzer
@@ -99,9 +103,11 @@ public final class ScanService {
     public func run() throws -> StopReason {
         defer { source.close() }
         torch?.start(at: 0)
+        stats?.begin(snapshot())
         guard try openAtStart() else { return stopping() }
         while true {
             if stop.requested != nil { return stopping() }
+            if let stats, stats.isDue(at: clock.now()) { stats.report(snapshot()) }
             let wait: FrameWait
             do {
                 wait = try source.nextFrame(timeoutMs: ScanService.pollMilliseconds)
@@ -129,6 +135,20 @@ public final class ScanService {
     private func stopping() -> StopReason {
         notifier?.notify("STOPPING=1\nSTATUS=stopping (\(stop.requested ?? "stop"))")
         return .signal(stop.requested ?? "stop")
+    }
+
+    /// The figures for `stats` and the metrics file.
+    public func snapshot() -> StatsSnapshot {
+        var s = StatsSnapshot()
+        s.frames = frames
+        s.decoded = decoded
+        s.skipped = skippedBefore + source.skippedFrames
+        s.reopenings = reopenings
+        s.brightness = brightness
+        s.torchOn = torch?.isOn
+        s.cpuNs = processCPUNanoseconds()
+        s.atNs = clock.now()
+        return s
     }
 
     /// The one-line summary systemctl status shows.
@@ -169,6 +189,7 @@ public final class ScanService {
         notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
         onCameraLost()
+        skippedBefore += source.skippedFrames
         source.close()
         let lostAt = clock.now()
         var attempt = 0

@@ -1,0 +1,127 @@
+import Foundation
+import Glibc
+
+/// What the kiosk has done, as the `stats` event and the metrics file show it.
+public struct StatsSnapshot: Equatable {
+    public var frames = 0
+    public var decoded = 0
+    public var skipped = 0
+    public var reopenings = 0
+    public var brightness: Double?
+    public var torchOn: Bool?
+    /// Process CPU time (user + system), nanoseconds.
+    public var cpuNs: UInt64 = 0
+    public var atNs: UInt64 = 0
+
+    public init() {}
+}
+
+/// CPU time this process has used (getrusage), nanoseconds.
+public func processCPUNanoseconds() -> UInt64 {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    func ns(_ t: timeval) -> UInt64 { UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_usec) * 1000 }
+    return ns(usage.ru_utime) + ns(usage.ru_stime)
+}
+
+/// Every `KIOSK_STATS_S`: a `stats` line with the interval's figures and, with
+/// `KIOSK_METRICS_FILE`, the totals in Prometheus text format, written to a temporary file beside
+/// it and renamed over it, so node_exporter's textfile collector never reads half a file.
+public final class StatsReporter {
+    public let intervalNs: UInt64
+    public let metricsFile: String?
+    private let logger: Logger
+    private var last: StatsSnapshot?
+    private var metricsFailures = RateLimit(intervalNs: 600_000_000_000)
+
+    public init(intervalSeconds: Int, metricsFile: String?, logger: Logger) {
+        intervalNs = UInt64(intervalSeconds) * 1_000_000_000
+        self.metricsFile = metricsFile
+        self.logger = logger
+    }
+
+    /// Whether a report is due at `now`.
+    public func isDue(at now: UInt64) -> Bool {
+        guard intervalNs > 0 else { return false }
+        guard let last else { return true }
+        return now &- last.atNs >= intervalNs
+    }
+
+    /// Starts the first interval without a report.
+    public func begin(_ s: StatsSnapshot) { last = s }
+
+    public func report(_ s: StatsSnapshot) {
+        guard let previous = last else { last = s; return }
+        last = s
+        let frames = s.frames - previous.frames
+        let seconds = Double(s.atNs &- previous.atNs) / 1e9
+        let cpuPerFrame = frames > 0 ? Double(s.cpuNs &- previous.cpuNs) / 1e6 / Double(frames) : 0
+        var fields: [(String, LogValue)] = [
+            ("frames", .int(frames)), ("fps", .number(seconds > 0 ? Double(frames) / seconds : 0, digits: 1)),
+            ("decoded", .int(s.decoded - previous.decoded)), ("skipped", .int(s.skipped - previous.skipped)),
+        ]
+        if let b = s.brightness { fields.append(("brightness", .number(b, digits: 1))) }
+        fields.append(("torch", .text(s.torchOn.map { $0 ? "on" : "off" } ?? "none")))
+        fields.append(("cpu_ms_per_frame", .number(cpuPerFrame, digits: 2)))
+        logger.log(.info, "stats", fields: fields)
+        if let path = metricsFile {
+            do {
+                try StatsReporter.writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0,
+                                                                           cpuMsPerFrame: cpuPerFrame), to: path)
+            } catch {
+                if metricsFailures.shouldSay(at: s.atNs).say {
+                    logger.warning("metrics_write_failed", ["file": .text(path), "error": .text(String(describing: error))])
+                }
+            }
+        }
+    }
+
+    /// The Prometheus text exposition of the totals. No payload ever becomes a label.
+    public static func prometheusText(_ s: StatsSnapshot, fps: Double, cpuMsPerFrame: Double) -> String {
+        var out = ""
+        func metric(_ name: String, _ type: String, _ help: String, _ value: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value)\n"
+        }
+        metric("kiosk_frames_total", "counter", "Frames processed.", String(s.frames))
+        metric("kiosk_codes_total", "counter", "Codes reported (after the repeat filter).", String(s.decoded))
+        metric("kiosk_frames_skipped_total", "counter", "Corrupt or unreadable frames skipped.", String(s.skipped))
+        metric("kiosk_camera_reopens_total", "counter", "Times the camera was lost and reopened.", String(s.reopenings))
+        metric("kiosk_fps", "gauge", "Frames per second over the last interval.", String(format: "%.2f", fps))
+        metric("kiosk_cpu_ms_per_frame", "gauge", "Process CPU milliseconds per frame over the last interval.", String(format: "%.3f", cpuMsPerFrame))
+        if let b = s.brightness { metric("kiosk_brightness", "gauge", "Ambient brightness figure (see README).", String(format: "%.1f", b)) }
+        if let t = s.torchOn { metric("kiosk_torch_on", "gauge", "1 when the torch is on.", t ? "1" : "0") }
+        return out
+    }
+
+    /// Writes `text` to a temporary file in the same folder, flushes it, and renames it over `path`.
+    public static func writeMetrics(_ text: String, to path: String) throws {
+        let temporary = path + ".tmp.\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemCallError("open \(temporary)", errno) }
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                let e = errno
+                close(fd)
+                unlink(temporary)
+                throw SystemCallError("write \(temporary)", e)
+            }
+            offset += n
+        }
+        fsync(fd)
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let e = errno
+            unlink(temporary)
+            throw SystemCallError("rename to \(path)", e)
+        }
+    }
+}
+
+struct SystemCallError: Error, CustomStringConvertible {
+    var description: String
+    init(_ what: String, _ errno: Int32) { description = "\(what): \(String(cString: strerror(errno)))" }
+}
