@@ -19,6 +19,16 @@ public protocol GPIOOutputLine: AnyObject {
     func release()
 }
 
+/// A chip that can say who holds its lines (for `kiosk doctor`).
+public protocol GPIOChipInspector: AnyObject {
+    var name: String { get }
+    /// The kernel's name and label of the chip.
+    var kernelName: String { get }
+    var label: String { get }
+    var lineCount: Int { get }
+    func lineInfo(offset: Int) throws -> (name: String?, consumer: String?, used: Bool)
+}
+
 public struct GPIOError: Error, Equatable, CustomStringConvertible {
     public var chip: String
     public var line: Int?
@@ -46,7 +56,7 @@ public struct GPIOError: Error, Equatable, CustomStringConvertible {
 }
 
 /// A GPIO chip through libgpiod (the kernel's character device, `/dev/gpiochipN`).
-public final class LibgpiodChip: GPIOChip {
+public final class LibgpiodChip: GPIOChip, GPIOChipInspector {
     public let name: String
     private var handle: OpaquePointer?
 

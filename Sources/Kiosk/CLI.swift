@@ -22,7 +22,12 @@ public enum KioskCommand {
             return check(environment: environment)
         case "decode":
             return decode(Array(args.dropFirst()), environment: environment)
-        case "doctor", "snapshot", "bench":
+        case "snapshot":
+            return Snapshot.run(Array(args.dropFirst()), environment: environment)
+        case "doctor":
+            guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
+            return doctor(environment: environment)
+        case "bench":
             printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
             return ExitStatus.failure
         case "--help", "-h", "help":
@@ -45,6 +50,9 @@ public enum KioskCommand {
       kiosk check                     validate the environment, print every effective setting
       kiosk decode [--json] [--roi x,y,w,h] FILE...
                                       decode still images (PGM, PNG) with the service's settings
+      kiosk doctor                    PASS/WARN/FAIL for the camera, GPIO lines, permissions, brightness
+      kiosk snapshot [--sensor] FILE.png
+                                      one settled frame, upright, ROI outlined, brightness in a caption
       kiosk --help | --version
 
     Configuration comes from KIOSK_* environment variables (see the README or `kiosk check`).

@@ -2,7 +2,7 @@ import Glibc
 import GPIO
 
 /// A chip in memory: records every level driven, can refuse a request as busy.
-public final class FakeChip: GPIOChip, @unchecked Sendable {
+public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     public let name = "fake"
     public init() {}
     public var levels: [Int: [Int]] = [:]
@@ -10,6 +10,15 @@ public final class FakeChip: GPIOChip, @unchecked Sendable {
     public var released: [Int] = []
     public var busy: [Int: String] = [:]
     public var failWrites = false
+    public var kernelName = "gpiochip9"
+    public var label = "fake-gpio"
+    public var lineCount = 32
+
+    public func lineInfo(offset: Int) throws -> (name: String?, consumer: String?, used: Bool) {
+        guard offset < lineCount else { throw GPIOError(chip: name, line: offset, message: "no such line: the chip has \(lineCount) lines") }
+        if let holder = busy[offset] { return ("GPIO\(offset)", holder, true) }
+        return ("GPIO\(offset)", requested[offset], requested[offset] != nil)
+    }
 
     public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
         if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }

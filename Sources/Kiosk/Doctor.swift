@@ -1,0 +1,194 @@
+import Camera
+import Decoder
+import Foundation
+import GPIO
+import Glibc
+
+/// `kiosk doctor`: one PASS/WARN/FAIL line for each thing the configuration points at, so an
+/// installer on SSH sees what is wrong and what to do. Exit 1 on any FAIL.
+public struct Doctor {
+    public enum Verdict: String { case pass = "PASS", warn = "WARN", fail = "FAIL" }
+
+    public struct Check: Equatable {
+        public var verdict: Verdict
+        public var subject: String
+        public var detail: String
+        public var line: String { "\(verdict.rawValue) \(subject): \(detail)" }
+    }
+
+    public var configuration: Configuration
+    /// Opens the camera the configuration names (tests pass a fake).
+    public var makeSource: (Configuration) -> FrameSource = KioskCommand.makeSource
+    /// Opens a GPIO chip by name for inspection.
+    public var openChip: (String) throws -> GPIOChipInspector = { try LibgpiodChip($0) }
+    /// The groups the process is in, and whether it is root.
+    public var groups: () -> (uid: uid_t, gids: Set<gid_t>) = Doctor.currentGroups
+    /// `systemctl` answers, when systemd runs this machine.
+    public var systemdState: () -> (active: String, enabled: String)? = Doctor.kioskUnitState
+
+    public init(configuration: Configuration) { self.configuration = configuration }
+
+    public func run() -> [Check] {
+        var checks: [Check] = []
+        checks += camera()
+        checks += gpio()
+        if let state = systemdState() {
+            let verdict: Verdict = state.active == "active" ? .pass : .warn
+            checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
+        }
+        return checks
+    }
+
+    // MARK: camera
+
+    func camera() -> [Check] {
+        var checks: [Check] = []
+        let c = configuration
+        if case .device(let path) = c.camera {
+            var st = stat()
+            guard stat(path, &st) == 0 else {
+                let present = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("video") }.sorted()
+                    .map { "/dev/" + $0 }.joined(separator: " ") ?? ""
+                return [Check(verdict: .fail, subject: "camera", detail: "\(path) does not exist (video devices here: \(present.isEmpty ? "none" : present))")]
+            }
+            checks.append(access(path: path, st: st, role: "camera", group: "video"))
+        }
+        let source = makeSource(c)
+        let description: CameraDescription
+        do {
+            description = try source.open()
+        } catch {
+            let e = error as? CameraError
+            let verdict: Verdict = e?.errno == EBUSY ? .warn : .fail
+            let hint = e?.errno == EBUSY ? " (the kiosk service is probably using it: stop it for a full check)" : ""
+            checks.append(Check(verdict: verdict, subject: "camera", detail: "cannot open \(c.camera): \(error)\(hint)"))
+            return checks
+        }
+        defer { source.close() }
+        checks.append(Check(verdict: .pass, subject: "camera", detail: "\(description.device) opens: \(description.format) \(description.width)x\(description.height) at \(String(format: "%.1f", description.fps)) fps"))
+        if case .device = c.camera, description.width != c.width || description.height != c.height {
+            checks.append(Check(verdict: .warn, subject: "camera", detail: "asked for \(c.width)x\(c.height), the driver gave \(description.width)x\(description.height): KIOSK_SIZE=\(description.width)x\(description.height) says what you get"))
+        }
+        if case .device = c.camera, c.fps > 0, description.fps > 0, abs(description.fps - c.fps) > 0.5 {
+            checks.append(Check(verdict: .warn, subject: "camera", detail: "asked for \(Configuration.trim(c.fps)) fps, the driver gave \(String(format: "%.1f", description.fps))"))
+        }
+        // Brightness from a few frames (the exposure needs a moment).
+        let estimator = BrightnessEstimator()
+        var last: Double?
+        for _ in 0..<30 {
+            guard case .frame(let frame)? = try? source.nextFrame(timeoutMs: 1000) else { break }
+            last = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
+        }
+        guard let brightness = last else {
+            checks.append(Check(verdict: .fail, subject: "camera", detail: "no frame within a second"))
+            return checks
+        }
+        let b = String(format: "%.1f", brightness)
+        let advice: String
+        switch c.torch {
+        case .on: advice = "KIOSK_TORCH=on: the torch is always on"
+        case .off: advice = "KIOSK_TORCH=off: the torch stays off"
+        case .auto:
+            if brightness < c.torchOnBelow { advice = "below KIOSK_TORCH_ON_BELOW=\(Configuration.trim(c.torchOnBelow)): the torch would go on" }
+            else if brightness > c.torchOffAbove { advice = "above KIOSK_TORCH_OFF_ABOVE=\(Configuration.trim(c.torchOffAbove)): the torch would stay off" }
+            else { advice = "between the thresholds: the torch would stay as it is" }
+        }
+        checks.append(Check(verdict: .pass, subject: "brightness", detail: "\(b) (\(source.exposure == nil ? "mean luma" : "exposure-normalised")); \(advice)"))
+        return checks
+    }
+
+    // MARK: GPIO
+
+    func gpio() -> [Check] {
+        let c = configuration
+        let lines = [("buzzer", c.buzzerLine), ("torch", c.torchLine)].compactMap { role, line in line.map { (role, $0) } }
+        guard !lines.isEmpty else {
+            return [Check(verdict: .pass, subject: "gpio", detail: "no buzzer or torch line configured")]
+        }
+        if c.isSimulatedGPIO {
+            return [Check(verdict: .pass, subject: "gpio", detail: "simulated lines (KIOSK_GPIO_CHIP=sim): they only log")]
+        }
+        var checks: [Check] = []
+        let chip: GPIOChipInspector
+        do {
+            chip = try openChip(c.gpioChip)
+        } catch {
+            let chips = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("gpiochip") }.sorted().joined(separator: " ") ?? ""
+            return [Check(verdict: .fail, subject: "gpio", detail: "\(error) (chips here: \(chips.isEmpty ? "none" : chips))")]
+        }
+        checks.append(Check(verdict: .pass, subject: "gpio", detail: "chip \(c.gpioChip) is \(chip.kernelName) [\(chip.label)] with \(chip.lineCount) lines"))
+        let path = "/dev/" + chip.kernelName
+        var st = stat()
+        if stat(path, &st) == 0 { checks.append(access(path: path, st: st, role: "gpio", group: "gpio")) }
+        for (role, offset) in lines {
+            do {
+                let info = try chip.lineInfo(offset: offset)
+                let name = info.name.map { " (\($0))" } ?? ""
+                if info.used {
+                    let holder = info.consumer ?? "the kernel"
+                    let verdict: Verdict = holder == "kiosk" ? .warn : .fail
+                    let hint = holder == "kiosk" ? ": the kiosk service holds it (running)" : ": stop that program or choose another line"
+                    checks.append(Check(verdict: verdict, subject: "gpio \(role)", detail: "line \(offset)\(name) is held by \"\(holder)\"\(hint)"))
+                } else {
+                    checks.append(Check(verdict: .pass, subject: "gpio \(role)", detail: "line \(offset)\(name) is free"))
+                }
+            } catch {
+                checks.append(Check(verdict: .fail, subject: "gpio \(role)", detail: "\(error)"))
+            }
+        }
+        return checks
+    }
+
+    // MARK: permissions and systemd
+
+    func access(path: String, st: stat, role: String, group: String) -> Check {
+        let me = groups()
+        if me.uid == 0 { return Check(verdict: .pass, subject: "permissions", detail: "running as root: \(path) is accessible (the service runs as user kiosk)") }
+        let worldRW = st.st_mode & 0o006 == 0o006
+        let groupRW = st.st_mode & 0o060 == 0o060 && me.gids.contains(st.st_gid)
+        let owner = st.st_uid == me.uid && st.st_mode & 0o600 == 0o600
+        let groupName = getgrgid(st.st_gid).map { String(cString: $0.pointee.gr_name) } ?? String(st.st_gid)
+        if worldRW || groupRW || owner {
+            return Check(verdict: .pass, subject: "permissions", detail: "\(path) is readable and writable (group \(groupName))")
+        }
+        return Check(verdict: .fail, subject: "permissions", detail: "\(path) belongs to group \(groupName) and this user is not in it: sudo usermod -aG \(groupName) $USER (then log in again)")
+    }
+
+    static func currentGroups() -> (uid: uid_t, gids: Set<gid_t>) {
+        let n = getgroups(0, nil)
+        var list = [gid_t](repeating: 0, count: Int(max(0, n)))
+        _ = getgroups(n, &list)
+        return (getuid(), Set(list + [getgid()]))
+    }
+
+    static func kioskUnitState() -> (active: String, enabled: String)? {
+        guard FileManager.default.fileExists(atPath: "/run/systemd/system") else { return nil }
+        func ask(_ verb: String) -> String {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/systemctl")
+            p.arguments = [verb, "kiosk.service"]
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return "unknown" }
+            p.waitUntilExit()
+            return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        return (ask("is-active"), ask("is-enabled"))
+    }
+}
+
+extension KioskCommand {
+    static func doctor(environment: [String: String]) -> Int32 {
+        let reading = Configuration.read(environment: environment)
+        guard reading.errors.isEmpty else {
+            for e in reading.errors { print("FAIL configuration: \(e.variable)=\(e.value): expected \(e.expected)") }
+            return ExitStatus.failure
+        }
+        for w in reading.warnings { print("WARN configuration: \(w.variable) is not a kiosk setting\(w.suggestion.map { " (did you mean \($0)?)" } ?? "")") }
+        let checks = Doctor(configuration: reading.configuration).run()
+        for c in checks { print(c.line) }
+        return checks.contains { $0.verdict == .fail } ? ExitStatus.failure : ExitStatus.ok
+    }
+}
