@@ -21,11 +21,17 @@ final class EndToEndTests: XCTestCase {
         return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("kiosk")
     }
 
+    /// Only what the test says, a PATH, and the sanitizers' options when the suite runs under one.
+    static func childEnvironment(_ env: [String: String]) -> [String: String] {
+        let sanitizer = ProcessInfo.processInfo.environment.filter { $0.key.hasSuffix("SAN_OPTIONS") }
+        return env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }.merging(sanitizer) { a, _ in a }
+    }
+
     func launch(_ args: [String], env: [String: String]) throws -> (Process, Pipe, Pipe) {
         let p = Process()
         p.executableURL = EndToEndTests.binary
         p.arguments = args
-        p.environment = env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        p.environment = EndToEndTests.childEnvironment(env)
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -213,7 +219,7 @@ final class SignalTests: XCTestCase {
         let p = Process()
         p.executableURL = EndToEndTests.binary
         p.arguments = args
-        p.environment = env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }
+        p.environment = EndToEndTests.childEnvironment(env)
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice

@@ -26,7 +26,7 @@ final class SystemdTests: XCTestCase {
         let p = Process()
         p.executableURL = EndToEndTests.binary
         p.arguments = ["demo"]
-        p.environment = ["PATH": "/usr/bin:/bin", "NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"]
+        p.environment = EndToEndTests.childEnvironment(["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"])
         let err = Pipe()
         p.standardError = err
         p.standardOutput = FileHandle.nullDevice
