@@ -15,7 +15,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps deploy-deps build release deb demo test test-deploy test-vm test-sanitizers fuzz clean
+.PHONY: all deps deploy-deps build release deb demo test test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -65,6 +65,13 @@ test-sanitizers: deps
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
 	TSAN_OPTIONS=halt_on_error=0 $(SWIFT) test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build/tsan
+
+# 100,000 frames with codes, camera faults, the buzzer, the torch and a scan program in one
+# process (release build): RSS after warm-up must grow by less than 1 MB, descriptors not at all.
+soak: deps
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build/soak
+	KIOSK_SOAK=1 $(SWIFT) test -c release --skip-build --disable-swift-testing -Xswiftc -enable-testing \
+	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping), FUZZ_SECONDS
 # each. The seeds are in Fuzz/Corpus; what a run learns stays in .build/fuzz; a crash is written
