@@ -15,6 +15,13 @@ final class EndToEndTests: XCTestCase {
         func of(_ event: String) -> [[String: String]] { lines.map(Logfmt.fields).filter { $0["event"] == event } }
     }
 
+    /// The demo runs in real time; under a sanitizer's slowdown on a shared machine its timing
+    /// cannot hold, so the tests that follow the demo's clock skip there (the logic they cover
+    /// is also tested with an injected clock).
+    static var underSanitizer: Bool {
+        ProcessInfo.processInfo.environment.keys.contains { $0.hasSuffix("SAN_OPTIONS") }
+    }
+
     static var binary: URL {
         if let path = ProcessInfo.processInfo.environment["KIOSK_BINARY"] { return URL(fileURLWithPath: path) }
         // The test bundle sits beside the products it was built with.
@@ -255,6 +262,7 @@ final class SignalTests: XCTestCase {
     }
 
     func testWhileBackingOffAfterTheCameraWasLost() throws {
+        try XCTSkipIf(EndToEndTests.underSanitizer, "real-time demo under a sanitizer")
         let r = try stopWhen("event=camera_lost")
         XCTAssertEqual(r.status, 0, r.log)
         XCTAssertLessThan(r.seconds, 1.0)
@@ -276,6 +284,7 @@ final class SignalTests: XCTestCase {
     }
 
     func testTorchIsLeftOffAfterSIGTERM() throws {
+        try XCTSkipIf(EndToEndTests.underSanitizer, "real-time demo under a sanitizer")
         let r = try stopWhen("event=torch state=on")
         XCTAssertEqual(r.status, 0, r.log)
         XCTAssertLessThan(r.seconds, 1.0)
@@ -284,6 +293,7 @@ final class SignalTests: XCTestCase {
     }
 
     func testTheWholeDemoGoesAsNarrated() throws {
+        try XCTSkipIf(EndToEndTests.underSanitizer, "real-time demo under a sanitizer")
         let r = try stopWhen("event=demo_result", signals: [])
         XCTAssertEqual(r.status, 0, r.log)
         let result = try XCTUnwrap(events(r.log, "demo_result").first)
