@@ -22,6 +22,8 @@ public enum KioskCommand {
             return check(environment: environment)
         case "decode":
             return decode(Array(args.dropFirst()), environment: environment)
+        case "bench" where args.count >= 2 && args[1] == "--corpus":
+            return benchCorpus(arguments: Array(args.dropFirst(2)))
         case "doctor", "snapshot", "bench":
             printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
             return ExitStatus.failure
