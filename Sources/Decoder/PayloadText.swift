@@ -10,17 +10,22 @@ import Glibc
 ///    2000 edition) that has double-byte characters and a byte in 0x80-0x9F is Shift-JIS: those
 ///    bytes are C1 control codes in ISO-8859-1, which no Latin-1 text contains;
 /// 3. else ISO-8859-1, the byte mode's default character set since ISO/IEC 18004:2005.
-/// A payload whose text would hold control characters other than TAB, LF, CR and the
-/// separators of ISO/IEC 15434 (EOT, FS, GS, RS) is binary: no text, see `DecodedSymbol.hex`.
+/// Valid UTF-8 is text as it is (Code 128 code set A encodes control characters on purpose; the
+/// log escapes them). Bytes that are not UTF-8 and would, as Shift-JIS or ISO-8859-1, hold control
+/// characters other than TAB, LF, CR and the separators of ISO/IEC 15434 (EOT, FS, GS, RS) are
+/// binary: no text, see `DecodedSymbol.hex`.
+///
+/// ECI: where a QR code carries an ECI designator, zbar 0.23.92 converts that segment to UTF-8
+/// itself even with `ZBAR_CFG_BINARY` (measured: ECI 3 + ISO-8859-1 bytes come back as UTF-8), and
+/// does not expose the designator; rule 1 then applies.
 public enum PayloadText {
     public enum Charset: String, Sendable { case utf8 = "UTF-8", shiftJIS = "Shift_JIS", latin1 = "ISO-8859-1" }
 
     /// The text and the character set it was read in, or nil when the payload is binary.
     public static func decode(_ bytes: [UInt8]) -> (text: String, charset: Charset)? {
+        if let s = String(validating: bytes, as: UTF8.self) { return (s, .utf8) }
         let decoded: (String, Charset)
-        if let s = String(validating: bytes, as: UTF8.self) {
-            decoded = (s, .utf8)
-        } else if bytes.contains(where: { $0 >= 0x80 && $0 <= 0x9F }), isShiftJIS(bytes), let s = shiftJISToString(bytes) {
+        if bytes.contains(where: { $0 >= 0x80 && $0 <= 0x9F }), isShiftJIS(bytes), let s = shiftJISToString(bytes) {
             decoded = (s, .shiftJIS)
         } else {
             var s = ""
