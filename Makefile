@@ -15,7 +15,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps deploy-deps build release deb demo test test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps deploy-deps build release deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -99,6 +99,13 @@ test-deploy: deploy-deps release
 # installs its own Debian packages (the list is VM_PACKAGES in tests/vm/run.sh).
 test-vm: deps
 	tests/vm/run.sh --require
+
+# The accuracy table (README "Accuracy"): the photo corpus through our decoder and plain zbar,
+# at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.
+CORPUS ?= ../shared/corpus/zxing-blackbox
+accuracy: deps
+	$(SWIFT) build -c release
+	$$($(SWIFT) build -c release --show-bin-path)/kiosk bench --corpus $(CORPUS)
 
 clean:
 	rm -rf .build

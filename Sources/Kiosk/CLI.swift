@@ -27,6 +27,8 @@ public enum KioskCommand {
         case "doctor":
             guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
             return doctor(environment: environment)
+        case "bench" where args.count >= 2 && args[1] == "--corpus":
+            return benchCorpus(arguments: Array(args.dropFirst(2)))
         case "bench":
             printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
             return ExitStatus.failure

@@ -40,9 +40,9 @@ extension KioskCommand {
             }
             for symbol in decodeStill(picture, symbologies: config.symbologies, mount: config.mount, uprightROI: roi) {
                 if json {
-                    print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.bytes))}")
+                    print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.text.map { Array($0.utf8) } ?? symbol.bytes))\(symbol.hex.map { ",\"data_hex\":\"\($0)\"" } ?? "")}")
                 } else {
-                    print("\(file): \(symbol.symbology.displayName): \(LogEscape.escaped(symbol.bytes, invalidByte: { String(format: "\\x%02x", $0) }))")
+                    print("\(file): \(symbol.symbology.displayName): \(LogEscape.escaped(symbol.text.map { Array($0.utf8) } ?? symbol.bytes, invalidByte: { String(format: "\\x%02x", $0) }))")
                 }
             }
         }

@@ -248,12 +248,18 @@ public final class ScanService {
         decoded += 1
         let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
         var fields: [(String, LogValue)] = [("symbology", .text(symbol.symbology.displayName))]
-        if symbol.bytes.count > ScanService.loggedPayloadLimit {
+        // The text (UTF-8, Shift-JIS or ISO-8859-1 made UTF-8); a payload that is not text is
+        // shown as its escaped bytes in `data` and also as hex in `data_hex`.
+        let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
+        if payload.count > ScanService.loggedPayloadLimit {
             // A stranger's 3 kB QR code must not flood the journal: the start, and how long it was.
-            fields += [("data", .bytes(Array(symbol.bytes.prefix(ScanService.loggedPayloadLimit)))),
+            fields += [("data", .bytes(Array(payload.prefix(ScanService.loggedPayloadLimit)))),
                        ("truncated", .bool(true)), ("length", .int(symbol.bytes.count))]
         } else {
-            fields.append(("data", .bytes(symbol.bytes)))
+            fields.append(("data", .bytes(payload)))
+        }
+        if symbol.text == nil, let hex = symbol.hex {
+            fields.append(("data_hex", .text(String(hex.prefix(2 * ScanService.loggedPayloadLimit)))))
         }
         fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
         logger.log(.info, "scan", fields: fields)
@@ -261,7 +267,7 @@ public final class ScanService {
             buzzer.beep()
             logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
         }
-        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.bytes)
+        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.text.map { Array($0.utf8) } ?? symbol.bytes)
         onReport(symbol, frame)
     }
 

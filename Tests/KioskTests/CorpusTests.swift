@@ -16,11 +16,17 @@ final class CorpusTests: XCTestCase {
 
     /// The corpus README's figure for plain zbar on the whole image: 152 of 167.
     static let plainZbarCorrect = 152
+    /// What the decode strategy reads (README "Accuracy"): 164 of 167 measured with the default
+    /// budget; the floor leaves one image of slack for timing on a loaded machine (a pass
+    /// skipped for the budget), and is still above the 97% goal (162).
+    static let strategyCorrect = 163
+    /// ean13-4 (harsh shadows): 19 of 22 measured.
+    static let ean13_4Correct = 19
 
     func testDecodesAtLeastAsManyAsPlainZbarAndNeverAWrongText() throws {
         let fm = FileManager.default
         let root = CorpusTests.corpus
-        XCTAssertTrue(fm.fileExists(atPath: root.path), "corpus missing at \(root.path) (set KIOSK_CORPUS)")
+        try XCTSkipUnless(fm.fileExists(atPath: root.path), "corpus missing at \(root.path) (set KIOSK_CORPUS)")
         var total = 0, correct = 0
         var wrong: [String] = []
         var perFolder: [String: (Int, Int)] = [:]
@@ -30,11 +36,10 @@ final class CorpusTests: XCTestCase {
             for png in files.filter({ $0.hasSuffix(".png") }).sorted() {
                 let base = String(png.dropLast(4))
                 guard let expectedData = fm.contents(atPath: dir.appendingPathComponent(base + ".txt").path) else { continue }
-                var expected = String(decoding: expectedData, as: UTF8.self)
-                while expected.hasSuffix("\n") || expected.hasSuffix("\r") { expected.removeLast() }
+                let expected = AccuracyBench.expectedText(expectedData)
                 total += 1
                 let picture = try ImageFile.read(path: dir.appendingPathComponent(png).path)
-                let texts = KioskCommand.decodeStill(picture, symbologies: Configuration().symbologies).map { $0.text ?? "<binary>" }
+                let texts = KioskCommand.decodeStill(picture, symbologies: Configuration().symbologies).map { AccuracyBench.stripped($0.text ?? "<binary>") }
                 if texts.contains(expected) {
                     correct += 1
                     perFolder[folder, default: (0, 0)].0 += 1
@@ -46,7 +51,8 @@ final class CorpusTests: XCTestCase {
         let summary = perFolder.keys.sorted().map { "\($0) \(perFolder[$0]!.0)/\(perFolder[$0]!.1)" }.joined(separator: ", ")
         print("corpus: \(correct)/\(total) correct; \(summary); wrong: \(wrong.count)")
         XCTAssertEqual(total, 167, "the corpus README lists 167 images")
-        XCTAssertGreaterThanOrEqual(correct, CorpusTests.plainZbarCorrect, summary)
+        XCTAssertGreaterThanOrEqual(correct, CorpusTests.strategyCorrect, summary)
+        XCTAssertGreaterThanOrEqual(perFolder["ean13-4"]?.0 ?? 0, CorpusTests.ean13_4Correct, summary)
         XCTAssertEqual(wrong, [], "a wrong text must never be reported")
     }
 }

@@ -1,0 +1,252 @@
+import Camera
+import CZbar
+import Decoder
+import Foundation
+
+/// `kiosk bench --corpus DIR [--json] [--passes a,b,...] [--budget-ms N]`: every image of a
+/// folder-of-folders corpus (`FOLDER/N.png` with the expected text in `FOLDER/N.txt`) through
+/// `kiosk decode`'s path and through plain zbar (a fresh scanner, whole image, zbar's default
+/// configuration for the same symbologies), at 0 and 90 degrees, in the same run.
+public struct AccuracyBench {
+    public struct Tally: Sendable {
+        public var correct = 0, wrong = 0, missed = 0
+        public var ms: [Double] = []
+        public var count: Int { correct + wrong + missed }
+        public var medianMs: Double { percentile(0.5) }
+        public var p95Ms: Double { percentile(0.95) }
+        func percentile(_ q: Double) -> Double {
+            guard !ms.isEmpty else { return 0 }
+            let sorted = ms.sorted()
+            return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * q).rounded()))]
+        }
+        mutating func add(_ other: Tally) {
+            correct += other.correct; wrong += other.wrong; missed += other.missed; ms += other.ms
+        }
+    }
+
+    /// One row: a folder (or "total") at a rotation, ours and plain zbar.
+    public struct Row: Sendable {
+        public var folder: String
+        public var rotation: Int
+        public var ours = Tally()
+        public var zbar = Tally()
+    }
+
+    public var rows: [Row] = []
+    public var counters = DecodeCounters()
+    /// Files read wrongly by our path (must stay empty), as "folder/file rotation: got (expected)".
+    public var wrongReads: [String] = []
+    public var missedReads: [String] = []
+
+    public static let rotations = [0, 90]
+
+    /// Runs the bench over `root`.
+    public static func run(root: String, symbologies: [Symbology], passes: [ExtraPass] = ExtraPass.kept,
+                           budgetMs: Double = BarcodeScanner.defaultExtraBudgetMs) throws -> AccuracyBench {
+        let fm = FileManager.default
+        var bench = AccuracyBench()
+        var totals = rotations.map { Row(folder: "total", rotation: $0) }
+        for folder in try fm.contentsOfDirectory(atPath: root).sorted() {
+            let dir = (root as NSString).appendingPathComponent(folder)
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else { continue }
+            var folderRows = rotations.map { Row(folder: folder, rotation: $0) }
+            let files = try fm.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }.sorted {
+                $0.compare($1, options: .numeric) == .orderedAscending
+            }
+            for png in files {
+                let base = String(png.dropLast(4))
+                guard let data = fm.contents(atPath: (dir as NSString).appendingPathComponent(base + ".txt")) else { continue }
+                let expected = expectedText(data)
+                let upright = try ImageFile.read(path: (dir as NSString).appendingPathComponent(png))
+                for (index, rotation) in rotations.enumerated() {
+                    let picture = rotation == 0 ? upright : rotatedClockwise90(upright)
+                    // Ours: `kiosk decode`'s path, a fresh scanner.
+                    let scanner = BarcodeScanner(symbologies: symbologies, extraPasses: passes, extraBudgetMs: budgetMs)
+                    var t0 = monotonicNanoseconds()
+                    let ours = scanner.scan(picture).map { $0.text ?? "<binary \($0.hex ?? "")>" }
+                    let oursMs = Double(monotonicNanoseconds() - t0) / 1e6
+                    bench.counters = bench.counters + scanner.counters
+                    t0 = monotonicNanoseconds()
+                    let plain = plainZbar(picture, symbologies: symbologies)
+                    let plainMs = Double(monotonicNanoseconds() - t0) / 1e6
+                    let name = "\(folder)/\(png) \(rotation)"
+                    switch judge(ours, expected: expected) {
+                    case .correct: folderRows[index].ours.correct += 1
+                    case .wrong:
+                        folderRows[index].ours.wrong += 1
+                        bench.wrongReads.append("\(name): \(ours.filter { stripped($0) != expected }.map(\.debugDescription).joined(separator: ", ")) (expected \(expected.debugDescription))")
+                    case .missed:
+                        folderRows[index].ours.missed += 1
+                        bench.missedReads.append(name)
+                    }
+                    switch judge(plain, expected: expected) {
+                    case .correct: folderRows[index].zbar.correct += 1
+                    case .wrong: folderRows[index].zbar.wrong += 1
+                    case .missed: folderRows[index].zbar.missed += 1
+                    }
+                    folderRows[index].ours.ms.append(oursMs)
+                    folderRows[index].zbar.ms.append(plainMs)
+                }
+            }
+            for i in rotations.indices {
+                totals[i].ours.add(folderRows[i].ours)
+                totals[i].zbar.add(folderRows[i].zbar)
+            }
+            bench.rows += folderRows
+        }
+        bench.rows += totals
+        return bench
+    }
+
+    enum Verdict { case correct, wrong, missed }
+
+    /// Wrong when any text read differs from the expected one (both with trailing CR/LF
+    /// stripped); else correct when one was read.
+    static func judge(_ texts: [String], expected: String) -> Verdict {
+        if texts.contains(where: { stripped($0) != expected }) { return .wrong }
+        return texts.isEmpty ? .missed : .correct
+    }
+
+    /// The expected text: UTF-8 with trailing CR/LF stripped.
+    public static func expectedText(_ data: Data) -> String {
+        stripped(String(decoding: data, as: UTF8.self))
+    }
+
+    /// `text` without trailing CR and LF (a "\r\n" is one Character in Swift).
+    public static func stripped(_ text: String) -> String {
+        var s = Substring(text)
+        while let last = s.unicodeScalars.last, last == "\n" || last == "\r" { s = Substring(s.unicodeScalars.dropLast()) }
+        return String(s)
+    }
+
+    /// Plain zbar as anyone would call it: a fresh scanner, zbar's default configuration with only
+    /// the same symbologies enabled, the whole image, zbar's text taken as UTF-8.
+    public static func plainZbar(_ picture: GrayImage, symbologies: [Symbology]) -> [String] {
+        let scanner = zbar_image_scanner_create()!
+        defer { zbar_image_scanner_destroy(scanner) }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        for s in symbologies { zbar_image_scanner_set_config(scanner, s.zbarType, ZBAR_CFG_ENABLE, 1) }
+        let image = zbar_image_create()!
+        defer { zbar_image_destroy(image) }
+        zbar_image_set_format(image, 0x3030_3859)
+        zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
+        return picture.pixels.withUnsafeBufferPointer { buf in
+            zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
+            defer { zbar_image_set_data(image, nil, 0, nil) }
+            guard zbar_scan_image(scanner, image) > 0 else { return [] }
+            var texts: [String] = []
+            var symbol = zbar_image_first_symbol(image)
+            while let s = symbol {
+                texts.append(String(decoding: UnsafeRawBufferPointer(start: zbar_symbol_get_data(s),
+                                                                    count: Int(zbar_symbol_get_data_length(s))), as: UTF8.self))
+                symbol = zbar_symbol_next(s)
+            }
+            return texts
+        }
+    }
+
+    static func rotatedClockwise90(_ image: GrayImage) -> GrayImage {
+        var result = GrayImage(width: image.height, height: image.width)
+        for y in 0..<result.height {
+            for x in 0..<result.width {
+                result.pixels[y * result.width + x] = image.pixels[(image.height - 1 - x) * image.width + y]
+            }
+        }
+        return result
+    }
+
+    // MARK: - output
+
+    public var table: String {
+        func cell(_ t: Tally) -> String {
+            "\(t.correct)/\(t.count) (\(String(format: "%.1f", t.count == 0 ? 0 : 100 * Double(t.correct) / Double(t.count)))%) | \(t.wrong) | \(t.missed) | \(String(format: "%.1f", t.medianMs)) / \(String(format: "%.1f", t.p95Ms))"
+        }
+        var lines = [
+            "| folder | rot | ours correct | wrong | missed | ms median / p95 | zbar correct | wrong | missed | ms median / p95 |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows {
+            let name = r.folder == "total" ? "**total**" : r.folder
+            lines.append("| \(name) | \(r.rotation) | \(cell(r.ours)) | \(cell(r.zbar)) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    public var countersText: String {
+        let c = counters
+        var lines = ["regions \(c.regions): plain zbar read \(c.plainWins), structure test skipped \(c.skippedByStructureTest), extra passes \(c.extraRegions) (budget spent before the last pass: \(c.budgetExhausted)); unconfirmed 1D readings held back \(c.unconfirmed1D)",
+                     "| pass | runs | wins |", "|---|---|---|"]
+        for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
+            lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    public var json: String {
+        func tally(_ t: Tally) -> String {
+            "{\"correct\":\(t.correct),\"wrong\":\(t.wrong),\"missed\":\(t.missed),\"median_ms\":\(String(format: "%.2f", t.medianMs)),\"p95_ms\":\(String(format: "%.2f", t.p95Ms))}"
+        }
+        let rowsJSON = rows.map { "{\"folder\":\(LogEscape.jsonString(Array($0.folder.utf8))),\"rotation\":\($0.rotation),\"ours\":\(tally($0.ours)),\"zbar\":\(tally($0.zbar))}" }
+        let passes = ExtraPass.allCases.map { "\"\($0.rawValue)\":{\"runs\":\(counters.runs[$0] ?? 0),\"wins\":\(counters.wins[$0] ?? 0)}" }
+        return "{\"rows\":[\(rowsJSON.joined(separator: ","))],\"passes\":{\(passes.joined(separator: ","))},\"plain_wins\":\(counters.plainWins),\"skipped_by_structure_test\":\(counters.skippedByStructureTest),\"extra_regions\":\(counters.extraRegions),\"budget_exhausted\":\(counters.budgetExhausted),\"unconfirmed_1d\":\(counters.unconfirmed1D)}"
+    }
+}
+
+extension KioskCommand {
+    /// `kiosk bench --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]`;
+    /// `arguments` are what follows `--corpus`. Exit 0, 1 when a text was read wrongly, 64 on usage errors.
+    public static func benchCorpus(arguments: [String]) -> Int32 {
+        var folder: String?
+        var json = false, verbose = false
+        var passes = ExtraPass.kept
+        var budget = BarcodeScanner.defaultExtraBudgetMs
+        var i = 0
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--json": json = true
+            case "--verbose": verbose = true
+            case "--passes":
+                i += 1
+                guard i < arguments.count else { return usageError("--passes needs a list") }
+                if arguments[i] == "none" { passes = []; break }
+                var list: [ExtraPass] = []
+                for name in arguments[i].split(separator: ",") {
+                    guard let p = ExtraPass(rawValue: String(name)) else {
+                        return usageError("--passes: unknown pass \(name) (\(ExtraPass.allCases.map(\.rawValue).joined(separator: ",")))")
+                    }
+                    list.append(p)
+                }
+                passes = list
+            case "--budget-ms":
+                i += 1
+                guard i < arguments.count, let v = Double(arguments[i]), v >= 0 else { return usageError("--budget-ms needs a number of milliseconds") }
+                budget = v
+            default:
+                if arguments[i].hasPrefix("--") || folder != nil { return usageError("bench --corpus: unexpected \(arguments[i])") }
+                folder = arguments[i]
+            }
+            i += 1
+        }
+        guard let folder else { return usageError("bench --corpus needs a folder") }
+        let bench: AccuracyBench
+        do {
+            bench = try AccuracyBench.run(root: folder, symbologies: Configuration().symbologies, passes: passes, budgetMs: budget)
+        } catch {
+            printError("kiosk: \(folder): \(error)")
+            return ExitStatus.failure
+        }
+        if json {
+            print(bench.json)
+        } else {
+            print(bench.table)
+            print("")
+            print(bench.countersText)
+            if verbose {
+                for m in bench.missedReads { print("missed: \(m)") }
+            }
+            for w in bench.wrongReads { print("WRONG: \(w)") }
+        }
+        return bench.wrongReads.isEmpty ? ExitStatus.ok : ExitStatus.failure
+    }
+}

@@ -1,0 +1,143 @@
+import Camera
+import Decoder
+import Scene
+import TestSupport
+import XCTest
+
+/// Generated hard cases for the decode strategy, and the payload's text.
+final class AccuracyTests: XCTestCase {
+    /// `code` pasted in the middle of a `width` x `height` scene of `background` grey.
+    func scene(_ code: GrayImage, width: Int = 320, height: Int = 240, background: UInt8 = 200) -> GrayImage {
+        var s = GrayImage(width: width, height: height, fill: background)
+        s.paste(code, x: (width - code.width) / 2, y: (height - code.height) / 2)
+        return s
+    }
+
+    func mapped(_ image: GrayImage, _ f: (UInt8) -> UInt8) -> GrayImage {
+        GrayImage(width: image.width, height: image.height, pixels: image.pixels.map(f))
+    }
+
+    // MARK: - the passes
+
+    func testLightOnDarkQRIsReadByTheInvertPassOnly() throws {
+        let dark = mapped(scene(try QRCodeImage.render("DARK-MODE-42", moduleSize: 3), background: 255)) { 255 - $0 }
+        XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode], extraPasses: []).scan(dark).count, 0,
+                       "plain zbar does not read light on dark")
+        let scanner = BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 10_000)
+        XCTAssertEqual(scanner.scan(dark).map(\.text), ["DARK-MODE-42"])
+        XCTAssertEqual(scanner.counters.wins[.invert], 1)
+    }
+
+    func testLowContrastQRStillReads() throws {
+        // Ink at 110, paper at 140: 30 levels of contrast.
+        let low = mapped(scene(try QRCodeImage.render("LOW-CONTRAST", moduleSize: 3), background: 255)) { $0 < 128 ? 110 : 140 }
+        XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 10_000).scan(low).map(\.text), ["LOW-CONTRAST"])
+    }
+
+    func testSmallModulesQRReads() throws {
+        // One pixel a module. (Plain zbar reads this clean rendering too; the upscaling pass's
+        // wins are on photographed small codes: qrcode-5 in CorpusTests.)
+        let tiny = scene(try QRCodeImage.render("https://example.com/k/0123456789", moduleSize: 1), width: 160, height: 160)
+        XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 10_000).scan(tiny).map(\.text),
+                       ["https://example.com/k/0123456789"])
+    }
+
+    func testSoftEAN13IsReadBySharpeningAndConfirmed() throws {
+        let ean = blurred(scene(try Barcode1D.render(symbology: .ean13, data: "4006381333931", moduleWidth: 2, height: 40),
+                                width: 260, height: 100))
+        XCTAssertEqual(BarcodeScanner(symbologies: [.ean13], extraPasses: []).scan(ean).count, 0, "plain zbar misses it")
+        let scanner = BarcodeScanner(symbologies: [.ean13], extraBudgetMs: 10_000)
+        let found = scanner.scan(ean)
+        XCTAssertEqual(found.map(\.text), ["4006381333931"])
+        XCTAssertGreaterThanOrEqual(found.first?.quality ?? 0, 2, "a 1D code is confirmed on two scan lines")
+        XCTAssertEqual(scanner.counters.wins.values.reduce(0, +), 1)
+    }
+
+    func testAnEmptySceneSpendsNoExtraBudget() {
+        let scanner = BarcodeScanner(symbologies: [.qrcode, .ean13])
+        XCTAssertEqual(scanner.scan(GrayImage(width: 320, height: 240, fill: 180)).count, 0)
+        XCTAssertEqual(scanner.counters.skippedByStructureTest, 1)
+        XCTAssertEqual(scanner.counters.extraRegions, 0)
+    }
+
+    func testZeroBudgetRunsNoExtraPass() throws {
+        let dark = mapped(scene(try QRCodeImage.render("DARK", moduleSize: 3), background: 255)) { 255 - $0 }
+        let scanner = BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 0)
+        XCTAssertEqual(scanner.scan(dark).count, 0)
+        XCTAssertEqual(scanner.counters.runs.values.reduce(0, +), 0)
+        XCTAssertEqual(scanner.counters.budgetExhausted, 1)
+    }
+
+    func blurred(_ image: GrayImage, times: Int = 1) -> GrayImage {
+        guard times > 1 else { return blurredOnce(image) }
+        return blurred(blurredOnce(image), times: times - 1)
+    }
+
+    func blurredOnce(_ image: GrayImage) -> GrayImage {
+        var out = image
+        for y in 1..<(image.height - 1) {
+            for x in 1..<(image.width - 1) {
+                var s = 0
+                for dy in -1...1 { for dx in -1...1 { s += Int(image[x + dx, y + dy]) } }
+                out[x, y] = UInt8(s / 9)
+            }
+        }
+        return out
+    }
+
+    // MARK: - text
+
+    func qrBytes(_ bytes: [UInt8], eci: UInt32? = nil) throws -> DecodedSymbol? {
+        let picture = scene(try QRCodeImage.render(bytes: bytes, eci: eci, moduleSize: 3), background: 255)
+        return BarcodeScanner(symbologies: [.qrcode]).scan(picture).first
+    }
+
+    func testUTF8Payload() throws {
+        let s = try XCTUnwrap(try qrBytes(Array("Grüße, 東京 ✓".utf8)))
+        XCTAssertEqual(s.text, "Grüße, 東京 ✓")
+        XCTAssertNil(s.hex)
+    }
+
+    func testShiftJISPayload() throws {
+        // "東京駅" in Shift-JIS.
+        let sjis: [UInt8] = [0x93, 0x8C, 0x8B, 0x9E, 0x89, 0x77]
+        let s = try XCTUnwrap(try qrBytes(sjis))
+        XCTAssertEqual(s.bytes, sjis, "the raw bytes are kept")
+        XCTAssertEqual(s.text, "東京駅")
+    }
+
+    func testISO88591Payload() throws {
+        let latin1: [UInt8] = Array("Caf".utf8) + [0xE9, 0x20, 0x47, 0x72, 0xFC, 0xDF, 0x65]  // "Café Grüße"
+        let s = try XCTUnwrap(try qrBytes(latin1))
+        XCTAssertEqual(s.bytes, latin1)
+        XCTAssertEqual(s.text, "Café Grüße")
+    }
+
+    func testBinaryPayloadHasNoTextButHex() throws {
+        let binary: [UInt8] = [0x00, 0x01, 0xFF, 0x10, 0x80]
+        let s = try XCTUnwrap(try qrBytes(binary))
+        XCTAssertNil(s.text)
+        XCTAssertEqual(s.hex, "0001ff1080")
+    }
+
+    /// zbar 0.23.92 honours an ECI designator itself, even with ZBAR_CFG_BINARY: the segment
+    /// comes back converted to UTF-8 (the designator itself is not exposed).
+    func testECISegmentIsConvertedByZbar() throws {
+        let latin1: [UInt8] = [0x4E, 0x61, 0xEF, 0x76, 0x65]  // "Naïve" in ISO-8859-1, ECI 3
+        let s = try XCTUnwrap(try qrBytes(latin1, eci: 3))
+        XCTAssertEqual(s.bytes, Array("Naïve".utf8))
+        XCTAssertEqual(s.text, "Naïve")
+        // Shift-JIS under ECI 20.
+        let sjis = try XCTUnwrap(try qrBytes([0x93, 0x8C, 0x8B, 0x9E], eci: 20))
+        XCTAssertEqual(sjis.text, "東京")
+    }
+
+    func testPayloadTextRules() {
+        XCTAssertEqual(PayloadText.decode(Array("plain".utf8))?.charset, .utf8)
+        XCTAssertEqual(PayloadText.decode([0x82, 0xA0])?.charset, .shiftJIS)  // "あ"
+        XCTAssertEqual(PayloadText.decode([0xC4, 0xD6])?.charset, .latin1, "no C1 byte: Latin-1, though valid Shift-JIS katakana")
+        XCTAssertEqual(PayloadText.text(Array("a\tb\r\nc\u{1D}d".utf8)), "a\tb\r\nc\u{1D}d", "TAB, CR, LF, GS are text")
+        XCTAssertEqual(PayloadText.text([0x41, 0x07]), "A\u{07}", "valid UTF-8 stays text")
+        XCTAssertNil(PayloadText.text([0x41, 0x07, 0xFF]), "not UTF-8, and a control character as Latin-1: binary")
+    }
+}
