@@ -22,6 +22,8 @@ public enum KioskCommand {
             return check(environment: environment)
         case "decode":
             return decode(Array(args.dropFirst()), environment: environment)
+        case "bench" where !args.contains("--corpus"):
+            return Bench.main(Array(args.dropFirst()))
         case "doctor", "snapshot", "bench":
             printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
             return ExitStatus.failure
@@ -160,6 +162,7 @@ public enum KioskCommand {
         let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, torch: torch,
                                   notifier: SystemdNotifier(), logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
+        if case .device = config.camera { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
         do {
             reason = try service.run()

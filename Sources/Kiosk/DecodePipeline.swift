@@ -51,7 +51,8 @@ public final class DecodePipeline {
     private var finished: [Worker.Result] = []
 
     /// zbar's scan density for the kiosk, chosen by measurement (`kiosk bench --density`, README).
-    public static let defaultDensity = 1
+    /// Read when a pipeline is made; only the bench changes it.
+    public nonisolated(unsafe) static var defaultDensity = 1
 
     public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity,
                 gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil) {
@@ -81,8 +82,7 @@ public final class DecodePipeline {
         ownStats.reasons[decision.reason, default: 0] += 1
         if decision.decodes {
             ownStats.decodes += 1
-            worker.submit(frame, roi: roi)
-            ownStats.copyNs += monotonicNanoseconds() &- t1
+            ownStats.copyNs += worker.submit(frame, roi: roi)
             worker.waitIdle(ns: waitNs)
             admitted = drain(admit) || admitted
         } else if decision.reusesLastResult, !worker.isBusy {
@@ -155,8 +155,10 @@ public final class DecodePipeline {
             return pending != nil || busy != nil
         }
 
-        /// Copies the ROI of `frame` into the free slot and makes it the pending job.
-        func submit(_ frame: Frame, roi: PixelRect) {
+        /// Copies the ROI of `frame` into the free slot and makes it the pending job. Returns the
+        /// nanoseconds the copy took.
+        @discardableResult
+        func submit(_ frame: Frame, roi: PixelRect) -> UInt64 {
             let r = roi.clampedTo(frame.luma)
             lock.lock()
             if !running { start() }
@@ -173,6 +175,7 @@ public final class DecodePipeline {
             }
             let out = slot.pixels!
             let luma = frame.luma
+            let t0 = monotonicNanoseconds()
             if !r.isEmpty {
                 if luma.pixelStride == 1 {
                     for y in 0..<r.height {
@@ -189,12 +192,14 @@ public final class DecodePipeline {
                     }
                 }
             }
+            let copyNs = monotonicNanoseconds() &- t0
             slot.roi = r
             slot.frame = frame
             lock.lock()
             pending = slot
             lock.signal()
             lock.unlock()
+            return copyNs
         }
 
         /// Waits until nothing is pending or busy, at most `ns` (nil: as long as it takes).
