@@ -71,10 +71,11 @@ public final class DecodePipeline {
     /// `admit` with the codes of each decode that has finished, oldest first, with its own frame;
     /// when the ROI is unchanged since the last decode (and none is under way) with that decode's
     /// codes and this frame, so that a code held still stays in view for the repeat filter; and
-    /// with no codes otherwise. `admit` is called at least once a call, with frames in order.
+    /// with no codes otherwise. Frames are admitted in order; a frame skipped while a decode is
+    /// under way is not admitted at all (that decode's result stands for it when it comes).
     public func decode(_ frame: Frame, roi: PixelRect, admit: ([DecodedSymbol], Frame) -> Void) {
         ownStats.frames += 1
-        var admitted = drain(admit)
+        _ = drain(admit)
         let t0 = monotonicNanoseconds()
         let decision = gate.evaluate(frame.luma, roi: roi)
         let t1 = monotonicNanoseconds()
@@ -84,12 +85,14 @@ public final class DecodePipeline {
             ownStats.decodes += 1
             ownStats.copyNs += worker.submit(frame, roi: roi)
             worker.waitIdle(ns: waitNs)
-            admitted = drain(admit) || admitted
-        } else if decision.reusesLastResult, !worker.isBusy {
-            admit(lastSymbols, frame)
-            admitted = true
+            _ = drain(admit)
+            return
         }
-        if !admitted { admit([], frame) }
+        // Nothing under way (it would be admitted later, with its earlier frame: frames stay in order).
+        // Idle now means every result is in: take them first, they are older.
+        guard !worker.isBusy else { return }
+        _ = drain(admit)
+        admit(decision.reusesLastResult ? lastSymbols : [], frame)
     }
 
     /// Waits for the decode under way, if any, and admits its codes (end of a run).
