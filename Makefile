@@ -15,7 +15,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps deploy-deps build release deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -43,6 +43,12 @@ build: deps
 # The Swift runtime is linked in (--static-swift-stdlib): the binary runs without /opt/swift.
 release: deps
 	$(SWIFT) build -c release --static-swift-stdlib
+
+# The kiosk's frame loop against zbar on every full frame, on generated workloads (README,
+# Performance). BENCH_ARGS=--json for machine-readable output.
+bench: deps
+	$(SWIFT) build -c release
+	$$($(SWIFT) build -c release --show-bin-path)/kiosk bench $(BENCH_ARGS)
 
 # build/kiosk_<version>_<arch>.deb
 deb: deploy-deps release

@@ -9,7 +9,7 @@ import Camera
 /// set, the check character verified, and the result cross-checked against zbar's own text.
 public enum Code128 {
     /// Bar and space widths in modules of the 106 symbol characters (values 0-105).
-    static let patterns: [[Int]] = [
+    public static let patterns: [[Int]] = [
         "212222", "222122", "222221", "121223", "121322", "131222", "122213", "122312", "132212", "221213",
         "221312", "231212", "112232", "122132", "122231", "113222", "123122", "123221", "223211", "221132",
         "221231", "213212", "223112", "312131", "311222", "321122", "321221", "312212", "322112", "322211",
@@ -22,7 +22,7 @@ public enum Code128 {
         "214121", "412121", "111143", "111341", "131141", "114113", "114311", "411113", "411311", "113141",
         "114131", "311141", "411131", "211412", "211214", "211232",
     ].map { $0.map { Int(String($0))! } }
-    static let stop = [2, 3, 3, 1, 1, 1, 2]
+    public static let stop = [2, 3, 3, 1, 1, 1, 2]
 
     static let startA = 103, startB = 104, startC = 105
     static let fnc1 = 102, fnc2 = 97, fnc3 = 96, shift = 98, codeC = 99

@@ -30,8 +30,7 @@ public enum KioskCommand {
         case "bench" where args.count >= 2 && args[1] == "--corpus":
             return benchCorpus(arguments: Array(args.dropFirst(2)))
         case "bench":
-            printError("kiosk: '\(args[0])' is not implemented in this version \(kioskVersion)")
-            return ExitStatus.failure
+            return Bench.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return ExitStatus.ok
@@ -52,6 +51,8 @@ public enum KioskCommand {
       kiosk check                     validate the environment, print every effective setting
       kiosk decode [--json] [--roi x,y,w,h] FILE...
                                       decode still images (PGM, PNG) with the service's settings
+      kiosk bench [--json] | bench --corpus DIR [--json]
+                                      the performance harness | the accuracy report on a photo corpus
       kiosk doctor                    PASS/WARN/FAIL for the camera, GPIO lines, permissions, brightness
       kiosk snapshot [--sensor] FILE.png
                                       one settled frame, upright, ROI outlined, brightness in a caption
@@ -168,6 +169,7 @@ public enum KioskCommand {
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
                                   logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
+        if case .device = config.camera { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
         do {
             reason = try service.run()

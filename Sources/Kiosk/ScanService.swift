@@ -54,7 +54,8 @@ public final class ScanService {
     /// Called after each processed frame with the number of frames so far.
     public var onFrame: (Int) -> Void = { _ in }
 
-    private let scanner: BarcodeScanner
+    /// The decode gate and the zbar worker thread (DecodePipeline.swift).
+    public let decoding: DecodePipeline
     private let estimator = BrightnessEstimator()
     private var repeatFilter: RepeatFilter
     private var lastTimestampNs: UInt64 = 0
@@ -91,7 +92,7 @@ public final class ScanService {
         self.clock = clock
         self.processStartNs = processStartNs
         stallNs = max(2_000_000_000, UInt64(4e9 / configuration.fps))
-        scanner = BarcodeScanner(symbologies: configuration.symbologies)
+        decoding = DecodePipeline(symbologies: configuration.symbologies)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
     }
 
@@ -124,6 +125,7 @@ public final class ScanService {
                     }
                 }
             case .ended:
+                decoding.finish { admit($0, $1) }
                 return .sourceEnded
             case .frame(let frame):
                 lastFrameNs = clock.now()
@@ -222,14 +224,13 @@ public final class ScanService {
         brightness = ambient
         torch?.observe(brightness: ambient, at: frame.timestampNs)
         let roi = sensorROI(width: frame.luma.width, height: frame.luma.height)
-        let symbols = scanner.scan(frame.luma, in: roi)
         if frames == 1 {
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
             notifier?.notify("READY=1\nSTATUS=\(statusLine)")
         }
-        let news = repeatFilter.admit(symbols, at: frame.timestampNs)
-        for symbol in news {
-            report(symbol, frame: frame)
+        var news = false
+        decoding.decode(frame, roi: roi) { symbols, decodedFrame in
+            news = admit(symbols, decodedFrame) || news
         }
         if let notifier {
             // Alive only while frames flow: a stalled camera lets the watchdog fire.
@@ -237,11 +238,20 @@ public final class ScanService {
             if let interval = notifier.watchdogIntervalNs, lastWatchdogNs.map({ now &- $0 >= interval / 2 }) ?? true {
                 lastWatchdogNs = now
                 notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)")
-            } else if !news.isEmpty {
+            } else if news {
                 notifier.notify("STATUS=\(statusLine)")
             }
         }
         onFrame(frames)
+    }
+
+    /// The repeat filter, then a report for each code that is news. The frame is the one decoded,
+    /// which with a bounded `decoding.waitNs` may be an earlier one than the frame being processed.
+    @discardableResult
+    private func admit(_ symbols: [DecodedSymbol], _ frame: Frame) -> Bool {
+        let news = repeatFilter.admit(symbols, at: frame.timestampNs)
+        for symbol in news { report(symbol, frame: frame) }
+        return !news.isEmpty
     }
 
     private func report(_ symbol: DecodedSymbol, frame: Frame) {

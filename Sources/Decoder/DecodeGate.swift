@@ -1,0 +1,186 @@
+import Camera
+
+/// Decides from the ROI's luma alone, cheaply, whether zbar should look at this frame.
+///
+/// At a door nothing is in front of the camera most of the day, and zbar costs milliseconds a
+/// frame; this costs microseconds. It reads a sparse grid of the ROI (every `sampleStep`th pixel
+/// each way: 1/16 of the bytes by default) once, and from it:
+///
+/// - **flat**: fewer than `minEdges` neighbouring samples differ by `edgeThreshold` or more, in
+///   either direction. A code is black modules on white: it makes such edges wherever it lies;
+///   an empty window, a wall, a shadow do not. Skipped.
+/// - **unchanged**: the block means (blocks of `blockSamples` x `blockSamples` samples) are all
+///   within `changeThreshold` of those of the last frame that was decoded: what zbar would read
+///   is what it read then. Skipped (the caller keeps that reading: see `Decision.reusesLastResult`).
+/// - **changed**: decoded, and so are the `settleFrames` frames after a change (a code still
+///   settling, sensor noise that made zbar miss it once).
+/// - **safety net**: whatever the above say, a frame is decoded when `safetyNetFrames` frames have
+///   passed since the last decode.
+///
+/// A pure value: frames in, decisions out; no clock, no thread. The two sample buffers are kept
+/// between frames, so steady state allocates nothing.
+public struct DecodeGate: Sendable {
+    public enum Reason: String, Sendable, CaseIterable {
+        case first, changed, settling, safetyNet = "safety_net", unchanged, flat
+    }
+
+    public enum Decision: Equatable, Sendable {
+        case decode(Reason)
+        case skip(Reason)
+
+        public var decodes: Bool { if case .decode = self { return true } else { return false } }
+        public var reason: Reason {
+            switch self {
+            case .decode(let r), .skip(let r): return r
+            }
+        }
+        /// True when the ROI is as it was at the last decode, so that decode's codes are still in view.
+        public var reusesLastResult: Bool { self == .skip(.unchanged) }
+    }
+
+    public struct Settings: Equatable, Sendable {
+        /// Pixels between samples, each way.
+        public var sampleStep = 4
+        /// Samples a block side (blocks of 16 x 16 pixels by default).
+        public var blockSamples = 4
+        /// A block mean that moved this much (luma steps) since the last decode is a change.
+        /// Sensor noise moves a 16-sample mean by a quarter of its own deviation.
+        public var changeThreshold = 10
+        /// Neighbouring samples this far apart (luma steps) are an edge.
+        public var edgeThreshold = 36
+        /// Fewer edges than this and the ROI is flat.
+        public var minEdges = 12
+        /// Frames decoded after a change even if they look unchanged.
+        public var settleFrames = 4
+        /// At most this many frames between two decodes.
+        public var safetyNetFrames = 30
+
+        public init() {}
+    }
+
+    public let settings: Settings
+    private var reference: [Int32] = []
+    private var current: [Int32] = []
+    private var hasReference = false
+    private var framesSinceDecode = 0
+    private var settleLeft = 0
+    private var geometry = (columns: 0, rows: 0, blocksAcross: 0, blocksDown: 0)
+    /// The last frame's edge count (for the bench and tests).
+    public private(set) var lastEdges = 0
+    /// The last frame's largest block-mean change against the reference, in luma steps.
+    public private(set) var lastChange = 0
+
+    public init(settings: Settings = Settings()) {
+        precondition(settings.sampleStep >= 1 && settings.blockSamples >= 1 && settings.safetyNetFrames >= 1)
+        self.settings = settings
+    }
+
+    /// Forget the reference: the next frame is decoded (a camera reopened, another frame size).
+    public mutating func reset() {
+        hasReference = false
+        settleLeft = 0
+    }
+
+    /// The decision for this frame's ROI (sensor pixels). A decision to decode makes this frame
+    /// the reference that later frames are compared with.
+    public mutating func evaluate(_ luma: LumaPlane, roi: PixelRect) -> Decision {
+        let r = roi.clamped(width: luma.width, height: luma.height)
+        let step = settings.sampleStep, bs = settings.blockSamples
+        let columns = max(1, r.width / step), rows = max(1, r.height / step)
+        if r.isEmpty { return .skip(.flat) }
+        if geometry.columns != columns || geometry.rows != rows {
+            let across = (columns + bs - 1) / bs, down = (rows + bs - 1) / bs
+            geometry = (columns, rows, across, down)
+            reference = [Int32](repeating: 0, count: across * down)
+            current = reference
+            hasReference = false
+        }
+        let edges = sample(luma, r)
+        lastEdges = edges
+        framesSinceDecode += 1
+
+        let changed = hasReference ? maxBlockChange() > settings.changeThreshold : true
+        if changed && hasReference { settleLeft = settings.settleFrames }
+        let decision: Decision
+        if !hasReference {
+            decision = .decode(.first)
+        } else if framesSinceDecode >= settings.safetyNetFrames {
+            decision = .decode(.safetyNet)
+        } else if edges < settings.minEdges {
+            decision = .skip(.flat)
+        } else if changed {
+            decision = .decode(.changed)
+        } else if settleLeft > 0 {
+            decision = .decode(.settling)
+        } else {
+            decision = .skip(.unchanged)
+        }
+        if settleLeft > 0 && decision.decodes && decision.reason != .changed { settleLeft -= 1 }
+        if decision.decodes {
+            swap(&reference, &current)
+            hasReference = true
+            framesSinceDecode = 0
+        }
+        return decision
+    }
+
+    /// Fills `current` with the block sums and returns the number of edges.
+    private mutating func sample(_ luma: LumaPlane, _ r: PixelRect) -> Int {
+        let step = settings.sampleStep, bs = settings.blockSamples, threshold = settings.edgeThreshold
+        let (columns, rows, across, _) = geometry
+        let ps = luma.pixelStride, rowStride = luma.rowStride
+        let dx = step * ps, dy = step * rowStride
+        // Half a step in from the ROI's corner, so a small ROI still gets samples.
+        let x0 = r.x + min(step / 2, r.width - 1), y0 = r.y + min(step / 2, r.height - 1)
+        var edges = 0
+        current.withUnsafeMutableBufferPointer { sums in
+            for i in 0..<sums.count { sums[i] = 0 }
+            for sy in 0..<rows {
+                let row = luma.base + (y0 + sy * step) * rowStride + x0 * ps
+                let below = sy + 1 < rows
+                let blockRow = (sy / bs) * across
+                var previous = Int(row[0])
+                var block = blockRow, inBlock = 0
+                var blockSum: Int32 = 0
+                for sx in 0..<columns {
+                    let v = Int(row[sx * dx])
+                    blockSum += Int32(v)
+                    inBlock += 1
+                    if inBlock == bs {
+                        sums[block] += blockSum
+                        block += 1
+                        inBlock = 0
+                        blockSum = 0
+                    }
+                    if abs(v - previous) >= threshold { edges += 1 }
+                    if below, abs(v - Int(row[sx * dx + dy])) >= threshold { edges += 1 }
+                    previous = v
+                }
+                if inBlock > 0 { sums[block] += blockSum }
+            }
+        }
+        return edges
+    }
+
+    /// The largest change of a block mean against the reference, in luma steps.
+    private mutating func maxBlockChange() -> Int {
+        let bs = settings.blockSamples
+        let (columns, rows, across, down) = geometry
+        var worst = 0
+        reference.withUnsafeBufferPointer { ref in
+            current.withUnsafeBufferPointer { cur in
+                for by in 0..<down {
+                    let h = min(bs, rows - by * bs)
+                    for bx in 0..<across {
+                        let n = h * min(bs, columns - bx * bs)
+                        let i = by * across + bx
+                        let d = Int(abs(cur[i] - ref[i])) / n
+                        if d > worst { worst = d }
+                    }
+                }
+            }
+        }
+        lastChange = worst
+        return worst
+    }
+}
