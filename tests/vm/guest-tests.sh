@@ -393,7 +393,9 @@ torch_case() {
     KIOSK_TORCH="${VM_TORCH_MODE:-auto}" KIOSK_TORCH_HOLD_MS=$HOLD_MS
   wait_log 'event=ready ' 20 || { fail "$label: never ready"; show "$LOG"; kiosk_stop; kill $spid; wait $spid; return; }
   limit=$((HOLD_MS + CONFIRM_MS + SETTLE_MS + SLACK_MS))
+  was_on=0
   if wait_value "$TORCHDIR/value" $active $((limit / 1000 + 1)) && [ "$WAITED_MS" -le $limit ]; then
+    was_on=1
     pass "$label: dark frames (luma 20): line active ($active) $WAITED_MS ms after the first frame (limit $limit)"
   else
     fail "$label: dark frames: line not active within $limit ms"; show "$LOG"
@@ -407,7 +409,9 @@ torch_case() {
 
   if [ "$1" = 0 ]; then
     feed_out bright-GREY-640x480
-    if wait_value "$TORCHDIR/value" $idle $((limit / 1000 + 1)) && [ "$WAITED_MS" -le $limit ]; then
+    if [ $was_on = 0 ]; then
+      fail "$label: bright frames: cannot check the switch-off, the torch never went on"
+    elif wait_value "$TORCHDIR/value" $idle $((limit / 1000 + 1)) && [ "$WAITED_MS" -le $limit ]; then
       pass "$label: bright frames (luma 200): line inactive ($idle) $WAITED_MS ms after they came (limit $limit)"
     else
       fail "$label: bright frames: line not inactive within $limit ms"; show "$LOG"
@@ -422,7 +426,7 @@ torch_case() {
     sleep 0.2
     kill $spid; wait $spid 2>/dev/null
     last=$(awk '$2 != "end" { v = $2 } END { print v }' /tmp/torch-sample.txt)
-    if [ "$last" = $idle ] && line_unused $TORCH; then pass "$label: after SIGTERM with the torch on, the line is inactive ($idle) and released"
+    if [ "$last" = $idle ] && line_unused $TORCH; then pass "$label: after SIGTERM the line is inactive ($idle) and released"
     else fail "$label: after SIGTERM the line is $last, $(line_info $TORCH)"; fi
     widths=$(pulses /tmp/torch-sample.txt $active | tr '\n' ' ')
     set -- $widths
@@ -432,7 +436,9 @@ torch_case() {
     unfeed
     t0=$(vmtool ms)
     vivid_unbind || { fail "$label: could not unbind vivid.0"; kiosk_stop; return; }
-    if wait_value "$TORCHDIR/value" $idle 5 && wait_log 'event=camera_lost ' 1; then
+    if [ $was_on = 0 ]; then
+      fail "$label: camera unplugged: cannot check the torch going off, it never went on"
+    elif wait_value "$TORCHDIR/value" $idle 5 && wait_log 'event=camera_lost ' 1; then
       pass "$label: camera unplugged with the torch on: camera_lost, line inactive ($idle) $(($(vmtool ms) - t0)) ms after"
     else
       fail "$label: camera unplugged: want camera_lost and the line inactive, it is $(cat "$TORCHDIR/value")"; show "$LOG"
@@ -529,6 +535,14 @@ group_snapshot() {
   else fail "$label: kiosk decode of the snapshot gave: ${dec:-nothing}"; fi
   # Out through the console for the host (run.sh writes it to the cache and decodes it there).
   echo "SNAPSHOT-BEGIN"; base64 /tmp/s.png; echo "SNAPSHOT-END"
+
+  label="kiosk snapshot, camera mounted turned (KIOSK_ROTATE=90)"
+  env -i PATH=/bin:/usr/bin HOME=/tmp KIOSK_FORMAT=GREY KIOSK_ROTATE=90 /bin/kiosk snapshot /tmp/r.png >/tmp/snap.out 2>/tmp/snap.err
+  st=$? line=$(cat /tmp/snap.out)
+  dec=$(/bin/kiosk decode /tmp/r.png 2>&1)
+  if [ "$st" = 0 ] && echo "$line" | grep -qE ' size=480x662 roi=' && [ "$dec" = "/tmp/r.png: QR-Code: KIOSK-VM-QR-0001" ]; then
+    pass "$label: exit 0, upright 480x640 plus the caption: $line; decodes"
+  else fail "$label: want exit 0, size=480x662 and the QR code decoded, got exit $st: $line; $dec"; show /tmp/snap.err; fi
 }
 
 # ---- run ---------------------------------------------------------------------------------------
