@@ -408,7 +408,10 @@ torch_case() {
   else fail "$label: line $TORCH not held by kiosk: $(line_info $TORCH)"; fi
 
   if [ "$1" = 0 ]; then
-    feed_out bright-GREY-640x480
+    # The room brightens well after the switch-on: the kiosk learns the torch's own light from the
+    # first trusted frames after it (SETTLE_MS); bright frames then would be taken for the torch's.
+    sleep 1
+    feed_out bright-GREY-640x480 || fail "$label: could not feed the bright frames"
     if [ $was_on = 0 ]; then
       fail "$label: bright frames: cannot check the switch-off, the torch never went on"
     elif wait_value "$TORCHDIR/value" $idle $((limit / 1000 + 1)) && [ "$WAITED_MS" -le $limit ]; then
@@ -420,7 +423,7 @@ torch_case() {
     b=$(echo "$off" | sed -n 's/.*brightness=\([0-9]*\).*/\1/p')
     if [ -n "$b" ] && [ "$b" -ge 180 ] && [ "$b" -le 220 ]; then pass "$label: logged $off"
     else fail "$label: want a torch state=off line with brightness about 200, got: ${off:-none}"; fi
-    feed_out dark-GREY-640x480
+    feed_out dark-GREY-640x480 || fail "$label: could not feed the dark frames again"
     wait_value "$TORCHDIR/value" $active $((limit / 1000 + 1)) || info "$label: the torch did not go on again in the dark"
     check_stop "$label"
     sleep 0.2
