@@ -300,6 +300,28 @@ group_mjpg() {
     fi
     check_stop "$label, KIOSK_FORMAT=$format"
   done
+
+  # A stalled camera: the writer stops, the device stays. No frame for 2 s is camera_lost; the
+  # kiosk reopens (with exclusive_caps the device is no capture device until a writer is back).
+  label="v4l2loopback stalls (its writer stops)"
+  kiosk_start KIOSK_CAMERA=$LB KIOSK_FORMAT=MJPG KIOSK_REPEAT_MS=500
+  if wait_log 'event=scan ' 20; then
+    kill $lbpid; wait $lbpid 2>/dev/null
+    t0=$(vmtool ms)
+    if wait_log 'event=camera_lost ' 6; then
+      pass "$label: $(grep -o 'event=camera_lost .*' "$LOG" | head -1) $(($(vmtool ms) - t0)) ms after the writer stopped"
+    else fail "$label: no camera_lost within 6 s of the writer stopping"; show "$LOG"; fi
+    v4l2-ctl -d $LB --set-fmt-video-out=width=640,height=480,pixelformat=MJPG \
+      --stream-out-mmap --stream-from=$jpg --stream-loop >/dev/null 2>/tmp/lb.err &
+    lbpid=$!
+    if wait_log 'event=camera_reopen ' 20 && sleep 1 &&
+       sed -n '/event=camera_reopen /,$p' "$LOG" | grep -qE 'event=scan symbology="?QR-Code"? data="?KIOSK-VM-QR-0001"?( |$)'; then
+      pass "$label: writer back, $(grep -o 'event=camera_reopen .*' "$LOG" | head -1 | cut -d' ' -f1-3), the code scanned again"
+    else fail "$label: want camera_reopen and a scan after it once the writer is back"; show "$LOG"; fi
+  else
+    fail "$label: no scan before the stall"; show "$LOG"
+  fi
+  check_stop "$label"
   kill $lbpid; wait $lbpid 2>/dev/null
 }
 
