@@ -5,7 +5,8 @@ The codes' modules come from zint's --dump (one hex row per symbol row); each fr
 field with the code drawn dark in the centre (inside the default ROI, the centre half), or in the
 top-left corner for the out-of-ROI frame. Formats: GREY (8-bit luma) and YUYV (Y0 U Y1 V, chroma
 neutral). The QR frame is also written as PPM, for cjpeg to make an MJPG frame of it. A GREY frame
-is also written as PGM so the host can check it with `kiosk decode`.
+is also written as PGM so the host can check it with `kiosk decode`. Two uniform GREY frames, dark
+(luma 20) and bright (luma 200), are the room for the torch checks.
 
 usage: frames.py OUTDIR        prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA
 """
@@ -14,6 +15,7 @@ import subprocess
 import sys
 
 WHITE, BLACK = 220, 30
+DARK, BRIGHT = 20, 200
 
 CODES = [
     # name, zint barcode type, data, zbar symbology name, expected data
@@ -76,10 +78,12 @@ def main():
             frames.append((f"{name}-{fourcc}-{w}x{h}", fourcc, w, h, draw(w, h, rows, linear, "centre"), sym, expected))
     rows = modules(58, "KIOSK-VM-OUTSIDE")
     frames.append(("outside-YUYV-640x480", "YUYV", 640, 480, draw(640, 480, rows, False, "corner"), "-", "KIOSK-VM-OUTSIDE"))
+    for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
+        frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:
         with open(os.path.join(outdir, name + ".raw"), "wb") as f:
             f.write(luma if fourcc == "GREY" else yuyv(luma))
-        if fourcc == "GREY" or name.startswith("outside"):
+        if (fourcc == "GREY" and sym != "-") or name.startswith("outside"):
             with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
                 f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(luma))
         if name == "qr-GREY-640x480":  # for cjpeg: an MJPG camera's frame

@@ -149,7 +149,8 @@ if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.
 else
   host_pass=$((host_pass + 1))
 fi
-[ "$host_fail" = 0 ] && echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"
+host_passed=0   # host PASS lines printed
+[ "$host_fail" = 0 ] && { echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"; host_passed=1; }
 cjpeg -quality 90 "$ROOT/frames/qr-RGB-640x480.ppm" >"$ROOT/frames/qr-MJPG-640x480.jpg" || die "cjpeg failed"
 rm -f "$ROOT"/frames/*.pgm "$ROOT"/frames/*.ppm
 
@@ -196,7 +197,19 @@ status=${PIPESTATUS[0]}
 set -e
 stamp "VM finished (QEMU status $status; console in $LOG)"
 
-passed=$(( $(grep -c '^PASS ' "$LOG" || true) + (host_fail == 0 ? 1 : 0) ))
+# The snapshot the guest took (group snapshot), copied out through the console in base64.
+if grep -q '^SNAPSHOT-END$' "$LOG"; then
+  sed -n '/^SNAPSHOT-BEGIN$/,/^SNAPSHOT-END$/p' "$LOG" | sed '1d;$d' | base64 -d >"$CACHE/snapshot.png" 2>/dev/null
+  got=$("$KIOSK_BIN" decode "$CACHE/snapshot.png" 2>&1)
+  if [ "$got" = "$CACHE/snapshot.png: QR-Code: KIOSK-VM-QR-0001" ]; then
+    echo "PASS host: the guest's snapshot, copied out through the console to $CACHE/snapshot.png, decodes"
+    host_passed=$((host_passed + 1))
+  else
+    echo "FAIL host: the guest's snapshot copied out to $CACHE/snapshot.png: kiosk decode gave: ${got:-nothing}"; host_fail=$((host_fail + 1))
+  fi
+fi
+
+passed=$(( $(grep -c '^PASS ' "$LOG" || true) + host_passed ))
 failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail ))
 guest=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -1 || true)
 case $status in
