@@ -41,18 +41,18 @@ build: deps
 	$(SWIFT) build
 
 # The Swift runtime is linked in (--static-swift-stdlib): the binary runs without /opt/swift.
+RELEASE := -c release --static-swift-stdlib
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build $(RELEASE)
 
 # The kiosk's frame loop against zbar on every full frame, on generated workloads (README,
 # Performance). BENCH_ARGS=--json for machine-readable output.
-bench: deps
-	$(SWIFT) build -c release
-	$$($(SWIFT) build -c release --show-bin-path)/kiosk bench $(BENCH_ARGS)
+bench: release
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk bench $(BENCH_ARGS)
 
 # build/kiosk_<version>_<arch>.deb
 deb: deploy-deps release
-	deploy/build-deb.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
+	deploy/build-deb.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 demo: build
 	$$($(SWIFT) build --show-bin-path)/kiosk demo
@@ -98,7 +98,7 @@ fuzz: deps
 
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
-	tests/deploy/run.sh --binary $$($(SWIFT) build -c release --static-swift-stdlib --show-bin-path)/kiosk
+	tests/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
 # booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
@@ -109,9 +109,8 @@ test-vm: deps
 # The accuracy table (README "Accuracy"): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.
 CORPUS ?= ../shared/corpus/zxing-blackbox
-accuracy: deps
-	$(SWIFT) build -c release
-	$$($(SWIFT) build -c release --show-bin-path)/kiosk bench --corpus $(CORPUS)
+accuracy: release
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk bench --corpus $(CORPUS)
 
 clean:
 	rm -rf .build
