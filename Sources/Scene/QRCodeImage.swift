@@ -15,18 +15,7 @@ public enum QRCodeImage {
             throw CodeRenderError(description: "libqrencode cannot encode \(text.utf8.count) bytes: \(String(cString: strerror(errno)))")
         }
         defer { QRcode_free(code) }
-        let modules = Int(code.pointee.width)
-        let side = (modules + 2 * quietZone) * moduleSize
-        var image = GrayImage(width: side, height: side, fill: 255)
-        for my in 0..<modules {
-            for mx in 0..<modules where code.pointee.data[my * modules + mx] & 1 == 1 {
-                let x0 = (mx + quietZone) * moduleSize, y0 = (my + quietZone) * moduleSize
-                for y in y0..<(y0 + moduleSize) {
-                    for x in x0..<(x0 + moduleSize) { image[x, y] = 0 }
-                }
-            }
-        }
-        return image
+        return draw(code, moduleSize: moduleSize, quietZone: quietZone)
     }
 }
 
@@ -44,6 +33,11 @@ extension QRCodeImage {
             throw CodeRenderError(description: "libqrencode cannot encode \(bytes.count) bytes: \(String(cString: strerror(errno)))")
         }
         defer { QRcode_free(code) }
+        return draw(code, moduleSize: moduleSize, quietZone: quietZone)
+    }
+
+    /// libqrencode's module matrix as black modules on white, with the quiet zone.
+    static func draw(_ code: UnsafeMutablePointer<QRcode>, moduleSize: Int, quietZone: Int) -> GrayImage {
         let modules = Int(code.pointee.width)
         let side = (modules + 2 * quietZone) * moduleSize
         var image = GrayImage(width: side, height: side, fill: 255)
