@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import GPIO
 
@@ -5,7 +6,20 @@ import GPIO
 public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     public let name = "fake"
     public init() {}
-    public var levels: [Int: [Int]] = [:]
+    /// Every level driven, per line. Lines are driven from the buzzer's timer thread too, so the
+    /// record is kept under a lock.
+    public var levels: [Int: [Int]] {
+        get { lock.lock(); defer { lock.unlock() }; return recorded }
+        set { lock.lock(); recorded = newValue; lock.unlock() }
+    }
+    private var recorded: [Int: [Int]] = [:]
+    private let lock = NSLock()
+
+    func record(_ level: Int, on offset: Int) {
+        lock.lock()
+        recorded[offset, default: []].append(level)
+        lock.unlock()
+    }
     public var requested: [Int: String] = [:]
     public var released: [Int] = []
     public var busy: [Int: String] = [:]
@@ -23,7 +37,7 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
         if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
         requested[offset] = consumer
-        levels[offset, default: []].append(level)
+        record(level, on: offset)
         return Line(chip: self, offset: offset)
     }
 
@@ -35,7 +49,7 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
         func setLevel(_ level: Int) throws {
             precondition(!isReleased, "write after release")
             if chip.failWrites { throw GPIOError(chip: chip.name, line: offset, message: "write failed", errno: EIO) }
-            chip.levels[offset, default: []].append(level)
+            chip.record(level, on: offset)
         }
         func release() {
             if !isReleased { chip.released.append(offset) }
