@@ -41,8 +41,11 @@ public struct RepeatFilter {
     public var remembered: Int { lastSeen.count }
 
     private mutating func forgetCodesOutOfView(at now: UInt64) {
-        guard !lastSeen.isEmpty else { return }
         // A timestamp that goes backwards (a camera restarted) must not keep codes forever.
-        lastSeen = lastSeen.filter { _, seen in now >= seen && now - seen < windowNs }
+        let window = windowNs
+        let stale = { (seen: UInt64) in now < seen || now - seen >= window }
+        // Rebuild the table only when something is to be forgotten: a held code costs nothing.
+        guard lastSeen.values.contains(where: stale) else { return }
+        lastSeen = lastSeen.filter { !stale($0.value) }
     }
 }
