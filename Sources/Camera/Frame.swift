@@ -30,7 +30,8 @@ public struct LumaPlane {
 /// One frame as the camera saw it (sensor orientation, before any rotation or mirroring).
 public struct Frame {
     public let luma: LumaPlane
-    /// Counts frames handed out by the source, from 0.
+    /// The frame's number from the source, from 0 (for a replay, the file's position in the folder, so
+    /// a skipped file leaves a gap).
     public let sequence: UInt64
     /// The frame's time on the source's timeline, in nanoseconds. Every time-based decision
     /// (repeat window, torch hold) is driven by this, never by the wall clock.
