@@ -116,11 +116,7 @@ extension Configuration {
             c.height = h
             return "\(w)x\(h)"
         }
-        p.read("KIOSK_FPS", "a frame rate from 1 to 240") { v in
-            guard let f = Double(v), f.isFinite, (1...240).contains(f) else { return nil }
-            c.fps = f
-            return Configuration.trim(f)
-        }
+        p.number("KIOSK_FPS", 1...240, "a frame rate from 1 to 240") { c.fps = $0 }
         p.read("KIOSK_FORMAT", "one of auto, YUYV, GREY, NV12, YU12, MJPG") { v in
             guard let f = RequestedPixelFormat(rawValue: v.uppercased() == "AUTO" ? "auto" : v.uppercased()) else { return nil }
             c.format = f
@@ -131,11 +127,7 @@ extension Configuration {
             c.mount.rotation = r
             return String(degrees)
         }
-        p.read("KIOSK_MIRROR", "0 or 1") { v in
-            guard let b = Configuration.flag(v) else { return nil }
-            c.mount.mirrored = b
-            return b ? "1" : "0"
-        }
+        p.flag("KIOSK_MIRROR") { c.mount.mirrored = $0 }
         p.read("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1") { v in
             let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
@@ -154,61 +146,25 @@ extension Configuration {
             c.symbologies = chosen
             return chosen.map(\.rawValue).joined(separator: ",")
         }
-        p.read("KIOSK_REPEAT_MS", "milliseconds from 0 to 3600000") { v in
-            guard let ms = Int(v), (0...3_600_000).contains(ms) else { return nil }
-            c.repeatMs = ms
-            return String(ms)
-        }
+        p.integer("KIOSK_REPEAT_MS", 0...3_600_000, "milliseconds from 0 to 3600000") { c.repeatMs = $0 }
         p.read("KIOSK_GPIO_CHIP", "a GPIO chip name (gpiochip0), path (/dev/gpiochip0), label or number, or sim") { v in
             guard !v.contains(where: { $0.isWhitespace || $0.isNewline }) else { return nil }
             c.gpioChip = v
             return v
         }
-        p.read("KIOSK_TORCH_LINE", "a GPIO line offset from 0 to 1023") { v in
-            guard let n = Int(v), (0...1023).contains(n) else { return nil }
-            c.torchLine = n
-            return String(n)
-        }
-        p.read("KIOSK_TORCH_ACTIVE_LOW", "0 or 1") { v in
-            guard let b = Configuration.flag(v) else { return nil }
-            c.torchActiveLow = b
-            return b ? "1" : "0"
-        }
+        p.integer("KIOSK_TORCH_LINE", 0...1023, "a GPIO line offset from 0 to 1023") { c.torchLine = $0 }
+        p.flag("KIOSK_TORCH_ACTIVE_LOW") { c.torchActiveLow = $0 }
         p.read("KIOSK_TORCH", "auto, on or off") { v in
             guard let m = TorchMode(rawValue: v.lowercased()) else { return nil }
             c.torch = m
             return m.rawValue
         }
-        p.read("KIOSK_TORCH_ON_BELOW", "a brightness from 0 to 255") { v in
-            guard let b = Double(v), b.isFinite, (0...255).contains(b) else { return nil }
-            c.torchOnBelow = b
-            return Configuration.trim(b)
-        }
-        p.read("KIOSK_TORCH_OFF_ABOVE", "a brightness from 0 to 255") { v in
-            guard let b = Double(v), b.isFinite, (0...255).contains(b) else { return nil }
-            c.torchOffAbove = b
-            return Configuration.trim(b)
-        }
-        p.read("KIOSK_TORCH_HOLD_MS", "milliseconds from 0 to 600000") { v in
-            guard let ms = Int(v), (0...600_000).contains(ms) else { return nil }
-            c.torchHoldMs = ms
-            return String(ms)
-        }
-        p.read("KIOSK_BUZZER_LINE", "a GPIO line offset from 0 to 1023") { v in
-            guard let n = Int(v), (0...1023).contains(n) else { return nil }
-            c.buzzerLine = n
-            return String(n)
-        }
-        p.read("KIOSK_BUZZER_ACTIVE_LOW", "0 or 1") { v in
-            guard let b = Configuration.flag(v) else { return nil }
-            c.buzzerActiveLow = b
-            return b ? "1" : "0"
-        }
-        p.read("KIOSK_BEEP_MS", "milliseconds from 1 to 5000") { v in
-            guard let ms = Int(v), (1...5000).contains(ms) else { return nil }
-            c.beepMs = ms
-            return String(ms)
-        }
+        p.number("KIOSK_TORCH_ON_BELOW", 0...255, "a brightness from 0 to 255") { c.torchOnBelow = $0 }
+        p.number("KIOSK_TORCH_OFF_ABOVE", 0...255, "a brightness from 0 to 255") { c.torchOffAbove = $0 }
+        p.integer("KIOSK_TORCH_HOLD_MS", 0...600_000, "milliseconds from 0 to 600000") { c.torchHoldMs = $0 }
+        p.integer("KIOSK_BUZZER_LINE", 0...1023, "a GPIO line offset from 0 to 1023") { c.buzzerLine = $0 }
+        p.flag("KIOSK_BUZZER_ACTIVE_LOW") { c.buzzerActiveLow = $0 }
+        p.integer("KIOSK_BEEP_MS", 1...5000, "milliseconds from 1 to 5000") { c.beepMs = $0 }
         p.read("KIOSK_ON_SCAN", "the absolute path of an executable program (it is run directly, never through a shell)") { v in
             guard v.hasPrefix("/"), isExecutableFile(v) else { return nil }
             c.onScan = v
@@ -224,11 +180,7 @@ extension Configuration {
             c.logFormat = f
             return f.rawValue
         }
-        p.read("KIOSK_STATS_S", "seconds from 0 (off) to 86400") { v in
-            guard let s = Int(v), (0...86_400).contains(s) else { return nil }
-            c.statsSeconds = s
-            return String(s)
-        }
+        p.integer("KIOSK_STATS_S", 0...86_400, "seconds from 0 (off) to 86400") { c.statsSeconds = $0 }
         p.read("KIOSK_METRICS_FILE", "an absolute file path") { v in
             guard v.hasPrefix("/"), !v.hasSuffix("/") else { return nil }
             c.metricsFile = v
@@ -335,6 +287,33 @@ private struct Parser {
             effective[name] = text
         } else {
             errors.append(ConfigError(variable: name, value: raw, expected: expected))
+        }
+    }
+
+    /// A whole number within `range`.
+    mutating func integer(_ name: String, _ range: ClosedRange<Int>, _ expected: String, _ store: (Int) -> Void) {
+        read(name, expected) { v in
+            guard let n = Int(v), range.contains(n) else { return nil }
+            store(n)
+            return String(n)
+        }
+    }
+
+    /// A number (decimals allowed) within `range`.
+    mutating func number(_ name: String, _ range: ClosedRange<Double>, _ expected: String, _ store: (Double) -> Void) {
+        read(name, expected) { v in
+            guard let d = Double(v), d.isFinite, range.contains(d) else { return nil }
+            store(d)
+            return Configuration.trim(d)
+        }
+    }
+
+    /// `0` or `1`.
+    mutating func flag(_ name: String, _ store: (Bool) -> Void) {
+        read(name, "0 or 1") { v in
+            guard let b = Configuration.flag(v) else { return nil }
+            store(b)
+            return b ? "1" : "0"
         }
     }
 
