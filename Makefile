@@ -5,9 +5,19 @@ SWIFT ?= swift
 SHELL := /bin/bash
 export PATH := $(PATH):/opt/swift/usr/bin
 
+# The Debian release this is (bookworm, trixie, ...): the packages differ a little between them.
+CODENAME ?= $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
+
 # The C libraries the kiosk links (zbar, libv4l2, libgpiod, libpng, libsystemd, libqrencode for
-# the demo's codes) and the one only the tests link (zint draws the 1D test barcodes).
-PACKAGES := pkg-config libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzint-dev
+# the demo's codes) and the one only the tests link (zint draws the 1D test barcodes). The -dev
+# names are the same on bookworm and trixie; what they pull in is not (libgpiod2 with the v1 API
+# on bookworm, libgpiod3 with v2 on trixie; trixie's t64 runtime names).
+PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzint-dev
+# Debian 13 has its own Swift (swiftlang, 6.0.3); the static link of the release binary needs a
+# libstdc++ to link against, which swiftlang does not pull in. Debian 12 has no Swift package:
+# there the toolchain comes from swift.org (README, "Build it").
+PACKAGES_trixie := swiftlang libstdc++-14-dev
+PACKAGES += $(PACKAGES_$(CODENAME))
 
 # What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
 # dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian.
@@ -15,7 +25,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps print-deps test-trixie deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -33,6 +43,11 @@ install_missing = missing=""; \
 
 deps:
 	@$(call install_missing,$(PACKAGES))
+	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (README, Build it)"; exit 1; }
+
+# The package list `make deps` installs on this release (or on CODENAME=...), one line.
+print-deps:
+	@echo $(PACKAGES)
 
 deploy-deps:
 	@$(call install_missing,$(DEPLOY_PACKAGES))
@@ -54,12 +69,15 @@ bench: release
 deb: deploy-deps release
 	deploy/build-deb.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
-demo: build
-	$$($(SWIFT) build --show-bin-path)/kiosk demo
+# The optimised build: the demo runs in real time, and an unoptimised build of Swift 6.0.3 is too
+# slow on a Pi to keep up with the scene's 30 frames a second.
+demo: release
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
-test: deps
+# The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
+test: release
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --disable-swift-testing
+	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk $(SWIFT) test --skip-build --disable-swift-testing
 
 # AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and
 # the frame loop share state). Each needs its own build, so they are kept out of `make test`.
@@ -99,6 +117,11 @@ fuzz: deps
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
 	tests/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# The trixie tier: make release, make test and make demo inside a Debian 13 root with trixie's own
+# packages (libgpiod v2, swiftlang 6.0.3); the root is cached in .cache/trixie (tests/trixie/run.sh).
+test-trixie:
+	tests/trixie/run.sh
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
 # booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It

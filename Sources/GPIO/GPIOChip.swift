@@ -6,9 +6,10 @@ import Glibc
 public protocol GPIOChip: AnyObject {
     /// How the chip was named in the configuration, for messages.
     var name: String { get }
-    /// Requests line `offset` as an output under `consumer`, driven at `level` (0 or 1) from the
-    /// first instant, so a line never glitches to the wrong level while it is claimed.
-    func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine
+    /// Requests line `offset` as an output under `consumer`, driven at the physical `level` (0 or 1)
+    /// from the first instant, so a line never glitches to the wrong level while it is claimed.
+    /// `activeLow` tells the kernel how the line is wired (what `gpioinfo` shows); levels stay physical.
+    func requestOutput(offset: Int, consumer: String, activeLow: Bool, level: Int) throws -> GPIOOutputLine
 }
 
 /// A requested output line. Levels are physical: 0 low, 1 high.
@@ -80,7 +81,10 @@ public final class LibgpiodChip: GPIOChip, GPIOChipInspector {
     public var label: String { handle.map { String(cString: kiosk_gpio_chip_label($0)) } ?? "" }
     public var lineCount: Int { handle.map { Int(kiosk_gpio_chip_num_lines($0)) } ?? 0 }
 
+    /// "libgpiod 2.2.1 (v2 API)": the library and the API the shim was built for.
     public static var libraryVersion: String { String(cString: kiosk_gpio_library_version()) }
+    /// 1 or 2.
+    public static var libraryAPI: Int { Int(kiosk_gpio_api()) }
 
     /// What the kernel says of a line: its name, and who holds it.
     public func lineInfo(offset: Int) throws -> (name: String?, consumer: String?, used: Bool) {
@@ -97,13 +101,13 @@ public final class LibgpiodChip: GPIOChip, GPIOChipInspector {
         return (lineName.map { String(cString: $0) }, consumer.map { String(cString: $0) }, used != 0)
     }
 
-    public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
+    public func requestOutput(offset: Int, consumer: String, activeLow: Bool, level: Int) throws -> GPIOOutputLine {
         guard let h = handle else { throw GPIOError(chip: name, line: offset, message: "chip is closed") }
         let info = try lineInfo(offset: offset)
         if info.used {
             throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: info.consumer ?? "the kernel")
         }
-        guard let line = kiosk_gpio_line_request_output(h, UInt32(offset), consumer, Int32(level)) else {
+        guard let line = kiosk_gpio_line_request_output(h, UInt32(offset), consumer, activeLow ? 1 : 0, Int32(level)) else {
             let e = Glibc.errno
             let holder = e == EBUSY ? ((try? lineInfo(offset: offset))?.consumer ?? "unknown") : nil
             throw GPIOError(chip: name, line: offset, message: "cannot request the line as an output", errno: e, heldBy: holder)
@@ -145,7 +149,7 @@ public final class SimulatedChip: GPIOChip {
     public let name = "sim"
     public init() {}
 
-    public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
+    public func requestOutput(offset: Int, consumer: String, activeLow: Bool, level: Int) throws -> GPIOOutputLine {
         SimulatedLine(offset: offset)
     }
 

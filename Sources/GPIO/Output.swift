@@ -13,7 +13,7 @@ public final class SwitchedOutput {
         self.activeLow = activeLow
         self.onDrive = onDrive
         let inactiveLevel = activeLow ? 1 : 0
-        line = try chip.requestOutput(offset: offset, consumer: consumer, level: inactiveLevel)
+        line = try chip.requestOutput(offset: offset, consumer: consumer, activeLow: activeLow, level: inactiveLevel)
         onDrive(offset, inactiveLevel)
     }
 

@@ -36,6 +36,7 @@ public enum KioskCommand {
             return ExitStatus.ok
         case "--version", "-V":
             print("kiosk \(kioskVersion)")
+            print(LibgpiodChip.libraryVersion)
             return ExitStatus.ok
         default:
             return usageError("unknown command '\(args[0])'")

@@ -116,7 +116,7 @@ public struct Doctor {
             let chips = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("gpiochip") }.sorted().joined(separator: " ") ?? ""
             return [Check(verdict: .fail, subject: "gpio", detail: "\(error) (chips here: \(chips.isEmpty ? "none" : chips))")]
         }
-        checks.append(Check(verdict: .pass, subject: "gpio", detail: "chip \(c.gpioChip) is \(chip.kernelName) [\(chip.label)] with \(chip.lineCount) lines"))
+        checks.append(Check(verdict: .pass, subject: "gpio", detail: "chip \(c.gpioChip) is \(chip.kernelName) [\(chip.label)] with \(chip.lineCount) lines, through \(LibgpiodChip.libraryVersion)"))
         let path = "/dev/" + chip.kernelName
         var st = stat()
         if stat(path, &st) == 0 { checks.append(access(path: path, st: st, role: "gpio", group: "gpio")) }

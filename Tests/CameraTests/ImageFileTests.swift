@@ -1,5 +1,6 @@
 import Camera
 import Foundation
+import TestSupport
 import XCTest
 
 final class ImageFileTests: XCTestCase {
@@ -132,7 +133,7 @@ final class ImageFileTests: XCTestCase {
 
     func testRGBPNGFromCorpusReadsAsPlausibleGrey() throws {
         // A 640x480 8-bit RGB photo of a QR code from the shared read-only corpus.
-        let path = "/work/shared/corpus/zxing-blackbox/qrcode-1/1.png"
+        let path = Corpus.blackbox.appendingPathComponent("qrcode-1/1.png").path
         try XCTSkipUnless(FileManager.default.fileExists(atPath: path), "corpus not present")
         let image = try ImageFile.read(path: path)
         XCTAssertEqual(image.width, 640)

@@ -9,6 +9,7 @@ final class SwitchedOutputTests: XCTestCase {
         var driven: [[Int]] = []
         let out = try SwitchedOutput(chip: chip, offset: 17, activeLow: false) { driven.append([$0, $1]) }
         XCTAssertEqual(chip.requested[17], "kiosk")
+        XCTAssertEqual(chip.activeLow[17], false)
         XCTAssertEqual(chip.levels[17], [0])
         try out.set(active: true)
         try out.set(active: false)
@@ -21,6 +22,7 @@ final class SwitchedOutputTests: XCTestCase {
         let out = try SwitchedOutput(chip: chip, offset: 4, activeLow: true)
         try out.set(active: true)
         XCTAssertEqual(chip.levels[4], [1, 0])
+        XCTAssertEqual(chip.activeLow[4], true, "the kernel is told the line is active-low (gpioinfo shows it)")
         out.shutDown()
         XCTAssertEqual(chip.levels[4], [1, 0, 1], "left inactive (high) on the way out")
         XCTAssertEqual(chip.released, [4])
@@ -95,8 +97,15 @@ final class BuzzerTests: XCTestCase {
 
 /// The real libgpiod, as far as a machine without GPIO hardware allows.
 final class LibgpiodTests: XCTestCase {
-    func testLibraryIsTheV1API() {
-        XCTAssertTrue(LibgpiodChip.libraryVersion.hasPrefix("libgpiod 1."), LibgpiodChip.libraryVersion)
+    /// Either API, but the shim must say which, and the version and the API must agree.
+    func testLibraryNamesItsVersionAndAPI() {
+        let version = LibgpiodChip.libraryVersion
+        let api = LibgpiodChip.libraryAPI
+        XCTAssertTrue(api == 1 || api == 2, "API \(api)")
+        XCTAssertTrue(version.hasPrefix("libgpiod \(api)."), version)
+        XCTAssertTrue(version.hasSuffix("(v\(api) API)"), version)
+        let number = version.dropFirst("libgpiod ".count).prefix { $0 != " " }
+        XCTAssertGreaterThanOrEqual(number.split(separator: ".").count, 2, "no version number in \(version)")
     }
 
     func testMissingChipIsAClearError() {

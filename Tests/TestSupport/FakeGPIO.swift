@@ -34,9 +34,13 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
         return ("GPIO\(offset)", requested[offset], requested[offset] != nil)
     }
 
-    public func requestOutput(offset: Int, consumer: String, level: Int) throws -> GPIOOutputLine {
+    /// The active-low flag each line was requested with.
+    public var activeLow: [Int: Bool] = [:]
+
+    public func requestOutput(offset: Int, consumer: String, activeLow: Bool, level: Int) throws -> GPIOOutputLine {
         if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
         requested[offset] = consumer
+        self.activeLow[offset] = activeLow
         record(level, on: offset)
         return Line(chip: self, offset: offset)
     }

@@ -1,5 +1,11 @@
-/* A thin shim over libgpiod: the only place that knows which libgpiod API (v1 on Debian 12)
- * the kiosk talks to. Levels are physical (0 low, 1 high); active-low is the caller's policy.
+/* A thin shim over libgpiod: the only place that knows which libgpiod API the kiosk talks to.
+ * Both are supported, chosen at build time from the installed <gpiod.h>: v1 (libgpiod 1.6,
+ * Debian 12 bookworm) and v2 (libgpiod 2.x, Debian 13 trixie). Nothing above this file knows
+ * which one it is.
+ *
+ * Levels are physical (0 low, 1 high) in both directions. An active-low line is requested with
+ * the library's own active-low flag, so `gpioinfo` shows it as active-low while the kiosk holds it;
+ * the shim turns the physical level it is given into the logical value the library expects.
  * Functions that fail return NULL or -1 and leave errno set. */
 #ifndef KIOSK_CGPIO_H
 #define KIOSK_CGPIO_H
@@ -22,13 +28,17 @@ int kiosk_gpio_chip_find_line(kiosk_gpio_chip *chip, const char *name);
 int kiosk_gpio_line_info(kiosk_gpio_chip *chip, unsigned int offset,
                          const char **name, const char **consumer, int *used);
 
-/* Requests the line as an output driven at `level`, under `consumer`. */
+/* Requests the line as an output under `consumer`, driven at the physical `level` from the first
+ * instant; `active_low` marks it active-low in the kernel (what `gpioinfo` shows). */
 kiosk_gpio_line *kiosk_gpio_line_request_output(kiosk_gpio_chip *chip, unsigned int offset,
-                                                const char *consumer, int level);
+                                                const char *consumer, int active_low, int level);
+/* Drives the physical level (0 or 1). */
 int kiosk_gpio_line_set(kiosk_gpio_line *line, int level);
 void kiosk_gpio_line_release(kiosk_gpio_line *line);
 
-/* "libgpiod 1.6.3 (v1 API)" */
+/* "libgpiod 1.6.3 (v1 API)" or "libgpiod 2.2.1 (v2 API)" */
 const char *kiosk_gpio_library_version(void);
+/* 1 or 2: the API this shim was built against. */
+int kiosk_gpio_api(void);
 
 #endif

@@ -1,0 +1,15 @@
+import Foundation
+
+/// The shared photo corpus: `../shared/corpus` beside the checkout (as CI lays it out), or the
+/// folder in `KIOSK_CORPUS`. Never a path of one machine.
+public enum Corpus {
+    public static var root: URL {
+        if let path = ProcessInfo.processInfo.environment["KIOSK_CORPUS"] { return URL(fileURLWithPath: path) }
+        // Tests/TestSupport/Corpus.swift -> the repository -> its sibling shared/.
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpus")
+    }
+
+    /// zxing's black-box photographs, a folder per symbology.
+    public static var blackbox: URL { root.appendingPathComponent("zxing-blackbox") }
+}
