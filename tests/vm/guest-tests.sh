@@ -132,10 +132,28 @@ gpio_setup() {
   TORCHDIR=/sys/devices/platform/$(cat $SIM/dev_name)/$CHIP/sim_gpio$TORCH
   [ -e "$SIMDIR/value" ] && [ -e "$TORCHDIR/value" ]
 }
+# The libgpiod command-line tools in the guest are v1 (bookworm's, beside a kiosk built on
+# bookworm) or v2 (trixie's, beside a kiosk built there: tests/vm/run.sh --gpiod2); their syntax
+# and their gpioinfo differ:
+#   v1: line   3:   "buzzer"   "kiosk"  output  active-low [used]   /   line 5: "torch" unused input active-high
+#   v2: line 3: "buzzer" output active-low consumer="kiosk"        /   line 5: "torch" input
+GPIOD_API=1
+case "$(gpioset --version 2>&1 | head -1)" in *" v2."*|*" 2."*) GPIOD_API=2 ;; esac
 # line_info [LINE]: gpioinfo's line for LINE (the buzzer's by default).
-line_info() { gpioinfo "$CHIP" | grep -E "line +${1:-$BUZZ}:"; }
-line_used_by_kiosk() { line_info "$@" | grep -q '"kiosk".*output.*\[used\]'; }
-line_unused() { line_info "$@" | grep -q 'unused'; }
+# hold_line LINE: another program (gpioset) holds LINE low until killed; its pid in GPID.
+if [ $GPIOD_API = 2 ]; then
+  line_info() { gpioinfo -c "$CHIP" | grep -E "line +${1:-$BUZZ}:"; }
+  line_used_by_kiosk() { line_info "$@" | grep -q 'output.*consumer="kiosk"'; }
+  line_unused() { ! line_info "$@" | grep -q 'consumer='; }
+  hold_line() { gpioset -c "$CHIP" "$1"=0 & GPID=$!; }
+else
+  line_info() { gpioinfo "$CHIP" | grep -E "line +${1:-$BUZZ}:"; }
+  line_used_by_kiosk() { line_info "$@" | grep -q '"kiosk".*output.*\[used\]'; }
+  line_unused() { line_info "$@" | grep -q 'unused'; }
+  hold_line() { gpioset --mode=signal "$CHIP" "$1"=0 & GPID=$!; }
+fi
+# line_active_low [LINE]: the kernel shows the line as active-low (the kiosk requests it so).
+line_active_low() { line_info "$@" | grep -q 'active-low'; }
 # wait_value FILE VALUE SECONDS: until FILE (a simulator value) reads VALUE, polled every 20 ms;
 # WAITED_MS is how long it took. False on timeout.
 wait_value() {
@@ -217,6 +235,10 @@ buzzer_case() {
   sleep 1
   if line_used_by_kiosk; then pass "$label: line $BUZZ held by \"kiosk\" as an output while running"
   else fail "$label: line $BUZZ not held by kiosk: $(line_info)"; fi
+  shown=0; line_active_low && shown=1
+  if [ "$shown" = "$1" ]; then
+    pass "$label: gpioinfo shows the wiring: $(line_info | tr -s ' \t' ' ')"
+  else fail "$label: gpioinfo does not show KIOSK_BUZZER_ACTIVE_LOW=$1: $(line_info)"; fi
   check_stop "$label"
   sleep 0.2
   kill $spid; wait $spid 2>/dev/null
@@ -252,10 +274,11 @@ group_gpio() {
   chip_case name "$CHIP"
   chip_case path "/dev/$CHIP"
   chip_case label kiosk-sim
+  chip_case number "${CHIP#gpiochip}"
 
   label="buzzer line held by another program"
-  gpioset --mode=signal "$CHIP" $BUZZ=0 &
-  gpid=$!
+  hold_line $BUZZ
+  gpid=$GPID
   sleep 0.3
   kiosk_start KIOSK_FORMAT=YUYV KIOSK_GPIO_CHIP="$CHIP" KIOSK_BUZZER_LINE=$BUZZ
   kiosk_wait 10
@@ -515,8 +538,8 @@ group_doctor() {
   sed 's/^/INFO doctor | /' /tmp/doctor.txt
 
   label="kiosk doctor, the torch line held by gpioset"
-  gpioset --mode=signal "$CHIP" $TORCH=0 &
-  gpid=$!
+  hold_line $TORCH
+  gpid=$GPID
   sleep 0.3
   doctor KIOSK_FORMAT=GREY $lines
   kill $gpid; wait $gpid 2>/dev/null
@@ -574,7 +597,7 @@ group_snapshot() {
 load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
   fail "load vivid"
 load gpio-sim || fail "load gpio-sim"
-info "$(/bin/kiosk --version 2>&1); modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
+info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
 GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
 for group in $GROUPS_RUN; do

@@ -2,7 +2,11 @@
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
 # GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
 #
-#   tests/vm/run.sh [--require]
+#   tests/vm/run.sh [--require] [--gpiod2]
+#
+# --gpiod2: the GPIO checks (groups gpio, torch, doctor) again, with the kiosk built in the trixie
+# root (tests/trixie/run.sh: libgpiod v2, swiftlang) and trixie's libraries and v2 command-line
+# tools in the initramfs, on the same kernel and gpio-sim: the shim's v2 path on real lines.
 #
 # Everything it downloads or builds is cached under $KIOSK_VM_CACHE (default: .cache/vm in the
 # repository). It prints one PASS/FAIL line per check and ends with "N passed, M failed"; exit 0
@@ -14,7 +18,14 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
-[ "${1:-}" = --require ] && REQUIRE=1
+GPIOD2=0
+for arg in "$@"; do
+  case $arg in
+    --require) REQUIRE=1 ;;
+    --gpiod2) GPIOD2=1 ;;
+    *) echo "usage: $0 [--require] [--gpiod2]" >&2; exit 64 ;;
+  esac
+done
 APPEND=${KIOSK_VM_APPEND:-}            # extra kernel command line (e.g. vmexplore: dump driver info)
 BINARY=${KIOSK_VM_BINARY:-}            # test this kiosk binary instead of building one
 VM=${KIOSK_VM:-1}
@@ -119,8 +130,19 @@ if [ ! -e "$K/v4l2loopback.done" ]; then
 fi
 
 # --- the kiosk: release, Swift runtime linked in -------------------------------------------------
+# SYSROOT is where the kiosk's libraries and the command-line tools come from: this machine, or
+# with --gpiod2 the trixie root the kiosk was built in.
+SYSROOT=
 KIOSK_BIN=$BINARY
-if [ -z "$KIOSK_BIN" ]; then
+if [ "$GPIOD2" = 1 ]; then
+  SYSROOT=$("$REPO/tests/trixie/run.sh" --root | tail -1)
+  [ -d "$SYSROOT/usr/bin" ] || die "no trixie root ($SYSROOT)"
+  "$REPO/tests/trixie/run.sh" -- swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
+     >"$CACHE/swift-build-trixie.log" 2>&1 || { tail -30 "$CACHE/swift-build-trixie.log"; die "swift build in the trixie root failed"; }
+  KIOSK_BIN=$SYSROOT/work/kiosk/.build/vm/release/kiosk
+  APPEND="VM_GROUPS=gpio,torch,doctor $APPEND"
+  stamp "kiosk built in the trixie root"
+elif [ -z "$KIOSK_BIN" ]; then
   command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"
   (cd "$REPO" && swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
      >"$CACHE/swift-build.log" 2>&1) || { tail -30 "$CACHE/swift-build.log"; die "swift build failed"; }
@@ -136,7 +158,9 @@ ROOT=$W/root
 mkdir -p "$ROOT/frames"
 python3 "$HERE/frames.py" "$ROOT/frames" >"$ROOT/frames/frames.list"
 host_pass=0 host_fail=0
-for pgm in "$ROOT"/frames/*-GREY-*.pgm; do
+host_passed=0   # host PASS lines printed
+# The trixie-built kiosk needs trixie's C library: the frames were checked by the bookworm run.
+[ -n "$SYSROOT" ] || for pgm in "$ROOT"/frames/*-GREY-*.pgm; do
   want=$(awk -v n="$(basename "$pgm" .pgm)" '$1 == n { print $5 ": " $6 }' "$ROOT/frames/frames.list")
   if "$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$pgm" | grep -qxF "$pgm: $want"; then
     host_pass=$((host_pass + 1))
@@ -144,13 +168,14 @@ for pgm in "$ROOT"/frames/*-GREY-*.pgm; do
     echo "FAIL host: $(basename "$pgm") does not decode to \"$want\" with kiosk decode"; host_fail=$((host_fail + 1))
   fi
 done
-if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.pgm)" ]; then
-  echo "FAIL host: the out-of-ROI frame decodes inside the ROI"; host_fail=$((host_fail + 1))
-else
-  host_pass=$((host_pass + 1))
+if [ -z "$SYSROOT" ]; then
+  if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.pgm)" ]; then
+    echo "FAIL host: the out-of-ROI frame decodes inside the ROI"; host_fail=$((host_fail + 1))
+  else
+    host_pass=$((host_pass + 1))
+  fi
+  [ "$host_fail" = 0 ] && { echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"; host_passed=1; }
 fi
-host_passed=0   # host PASS lines printed
-[ "$host_fail" = 0 ] && { echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"; host_passed=1; }
 cjpeg -quality 90 "$ROOT/frames/qr-RGB-640x480.ppm" >"$ROOT/frames/qr-MJPG-640x480.jpg" || die "cjpeg failed"
 rm -f "$ROOT"/frames/*.pgm "$ROOT"/frames/*.ppm
 
@@ -160,11 +185,18 @@ cp /bin/busybox "$ROOT/bin/busybox"
 ln -s busybox "$ROOT/bin/sh"
 gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
 strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
-tools="$(command -v v4l2-ctl) $(command -v gpioset) $(command -v gpioget) $(command -v gpioinfo) $(command -v gpiodetect)"
-plugins=$(ls /usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null || true)
-for t in $tools; do cp "$t" "$ROOT/usr/bin/"; done
-for f in $(ldd "$ROOT/bin/kiosk" $tools $plugins 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u) $plugins; do
-  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
+tools="/usr/bin/v4l2-ctl /usr/bin/gpioset /usr/bin/gpioget /usr/bin/gpioinfo /usr/bin/gpiodetect"
+plugins=$(cd "$SYSROOT/" && ls usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null | sed 's|^|/|' || true)
+for t in $tools; do cp "$SYSROOT$t" "$ROOT/usr/bin/" || die "no $SYSROOT$t"; done
+# ldd of the kiosk and the tools, as their own system resolves them (chroot into the trixie root).
+needed() {
+  if [ -n "$SYSROOT" ]; then
+    cp "$ROOT/bin/kiosk" "$SYSROOT/tmp/kiosk-vm-ldd"
+    chroot "$SYSROOT" ldd /tmp/kiosk-vm-ldd $tools $plugins; rm -f "$SYSROOT/tmp/kiosk-vm-ldd"
+  else ldd "$ROOT/bin/kiosk" $tools $plugins; fi
+}
+for f in $(needed 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u) $plugins; do
+  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$SYSROOT$f" "$ROOT$f"; }
 done
 # Modules: each one's insmod order (dependencies first), for the guest's `load`.
 for m in vivid gpio-sim v4l2loopback; do
@@ -185,6 +217,7 @@ stamp "initramfs $(du -m "$W/initrd.cpio" | cut -f1) MB"
 
 # --- boot -------------------------------------------------------------------------------------
 LOG=$CACHE/last-run.log
+[ "$GPIOD2" = 1 ] && LOG=$CACHE/last-run-gpiod2.log
 set +e
 timeout "$TIMEOUT_S" qemu-system-x86_64 \
   -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
