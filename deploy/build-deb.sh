@@ -36,7 +36,7 @@ if [ -z "$binary" ]; then
 fi
 [ -x "$binary" ] || { echo "build-deb.sh: no executable binary at '$binary'" >&2; exit 1; }
 
-VERSION=${VERSION:-$("$binary" --version | awk '{print $2}')}
+VERSION=${VERSION:-$("$binary" --version | awk 'NR == 1 { print $2 }')}
 [[ "$VERSION" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || { echo "build-deb.sh: bad version '$VERSION'" >&2; exit 1; }
 arch=$(dpkg --print-architecture)
 case "$(LC_ALL=C readelf -h "$binary" | sed -n 's/^ *Machine: *//p')" in

@@ -21,7 +21,13 @@
 # custom: files may still belong to it); remove it by hand with `userdel kiosk` if you wish.
 set -euo pipefail
 
-RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0"
+# The libraries the binary links, by their Debian names on each release (trixie renamed some for
+# the 64-bit time_t transition, and ships libgpiod v2 as libgpiod3).
+. /etc/os-release 2>/dev/null || true
+case "${VERSION_CODENAME:-}" in
+  bookworm) RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0" ;;
+  *) RUNTIME_PACKAGES="libzbar0t64 libv4l-0t64 libgpiod3 libpng16-16t64 libqrencode4 libsystemd0" ;;
+esac
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr/local}
 binary=${KIOSK_BINARY:-}
@@ -131,7 +137,7 @@ sed -e "s|^ExecStart=/usr/local/bin/kiosk|ExecStart=$bin_path|" \
     -e "s|file:///usr/local/share/doc/kiosk/|file://$doc_dir/|" \
     "$repo/deploy/kiosk.service" > "$tmp/kiosk.service"
 
-echo "install.sh: $("$binary" --version) into ${DESTDIR:-/}"
+echo "install.sh: $("$binary" --version | head -1) into ${DESTDIR:-/}"
 put "$tmp/kiosk" "$bin_path" 755
 put "$tmp/kiosk.service" "$unit_path" 644
 put "$repo/README.md" "$doc_dir/README.md" 644

@@ -54,7 +54,7 @@ if [ -z "$binary" ]; then
   [ -x "$binary" ] || (cd "$repo" && swift build -c release --static-swift-stdlib --product kiosk >&2)
 fi
 if [ ! -x "$binary" ]; then fail "binary" "no release binary at $binary"; finish; fi
-version=$("$binary" --version | awk '{print $2}')
+version=$("$binary" --version | awk 'NR == 1 { print $2 }')
 arch=$(dpkg --print-architecture)
 echo "testing kiosk $version ($binary) on $arch"
 
@@ -127,9 +127,15 @@ check env-file-readme "kiosk.env lists every variable of the README's table, all
                 <(grep -o "^| \`KIOSK_[A-Z_]*\`" "$1/README.md" | grep -o "KIOSK_[A-Z_]*" | LC_ALL=C sort -u) \
            && ! grep -q "^KIOSK_" "$1/deploy/kiosk.env"' _ "$repo"
 interface=$repo/../shared/docs/interface.md
+# The contract also lists variables of features still to be built (the door, MQTT, ...): the check
+# covers those the binary knows (`kiosk check` prints every setting it has); the others are named in
+# a SKIP line, so a variable that is implemented but missing from kiosk.env still fails.
+known_vars() { env -i PATH=/usr/bin:/bin "$binary" check | grep -o '^KIOSK_[A-Z_0-9]*' | LC_ALL=C sort -u; }
 if [ -f "$interface" ]; then
-  check env-file-interface "kiosk.env lists every variable of shared/docs/interface.md" \
-    diff <(env_vars "$repo/deploy/kiosk.env") <(doc_vars "$interface")
+  check env-file-interface "kiosk.env lists every variable of shared/docs/interface.md that kiosk check knows" \
+    diff <(env_vars "$repo/deploy/kiosk.env") <(LC_ALL=C comm -12 <(doc_vars "$interface") <(known_vars))
+  unbuilt=$(LC_ALL=C comm -23 <(doc_vars "$interface") <(known_vars) | tr '\n' ' ')
+  [ -z "$unbuilt" ] || skip env-file-interface-unbuilt "in interface.md, not in this kiosk yet: $unbuilt"
 else
   skip env-file-interface "no $interface here"
 fi
@@ -202,7 +208,7 @@ fi
 check deb-binary "packaged binary: stripped, no Swift runtime from /opt/swift, prints version $version" \
   bash -c 'b="$1/usr/bin/kiosk"; ! LC_ALL=C ldd "$b" | grep -Eq "/opt/swift|libswift|not found" || { ldd "$b"; exit 1; }
            file "$b" | grep -q ", stripped" || { file "$b"; exit 1; }
-           [ "$("$b" --version)" = "kiosk $2" ]' _ "$extract" "$version"
+           [ "$("$b" --version | head -1)" = "kiosk $2" ]' _ "$extract" "$version"
 check deb-copyright "copyright is machine-readable (Format: 1.0, Files: and License: paragraphs)" \
   bash -c 'c="$1/usr/share/doc/kiosk/copyright"; head -1 "$c" | grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" \
            && grep -q "^Files: \*" "$c" && grep -q "^License: " "$c"' _ "$extract"
