@@ -16,6 +16,8 @@ uint32_t kiosk_v4l2_fourcc(unsigned char a, unsigned char b, unsigned char c, un
     return v4l2_fourcc(a, b, c, d);
 }
 
+const uint32_t KIOSK_V4L2_CID_EXPOSURE_ABSOLUTE = V4L2_CID_EXPOSURE_ABSOLUTE;
+const uint32_t KIOSK_V4L2_CID_GAIN = V4L2_CID_GAIN;
 const unsigned long KIOSK_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;
 const unsigned long KIOSK_VIDIOC_ENUM_FMT = VIDIOC_ENUM_FMT;
 const unsigned long KIOSK_VIDIOC_G_FMT = VIDIOC_G_FMT;

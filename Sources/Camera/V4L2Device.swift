@@ -188,9 +188,9 @@ public struct V4L2ControlRange: Equatable {
 /// The controls the brightness estimate reads (videodev2.h / v4l2-controls.h).
 public enum V4L2Control {
     /// V4L2_CID_EXPOSURE_ABSOLUTE, in units of 100 microseconds.
-    public static let exposureAbsolute: UInt32 = 0x009a_0902
+    public static let exposureAbsolute: UInt32 = KIOSK_V4L2_CID_EXPOSURE_ABSOLUTE
     /// V4L2_CID_GAIN.
-    public static let gain: UInt32 = 0x0098_0913
+    public static let gain: UInt32 = KIOSK_V4L2_CID_GAIN
 }
 
 /// Runs a C call until it does not fail with EINTR (a signal arrived; the call did nothing).

@@ -70,8 +70,8 @@ public final class BarcodeScanner {
     private var pending: [(Symbology, [UInt8])] = []
     private var unconfirmedNow: [(Symbology, [UInt8])] = []
 
-    /// zbar's fourcc for 8-bit greyscale, 'Y800' little-endian.
-    private static let y800: UInt = 0x3030_3859
+    /// zbar's fourcc for 8-bit greyscale, from zbar.h.
+    private static let y800: UInt = KIOSK_ZBAR_Y800
 
     /// `density`: zbar scans every `density`th row and column (`ZBAR_CFG_X_DENSITY`/`Y_DENSITY`);
     /// 1 is zbar's default and reads the smallest codes, 2 costs about half as much.

@@ -38,6 +38,16 @@ public enum PayloadText {
     public static func text(_ bytes: [UInt8]) -> String? { decode(bytes)?.text }
 
     /// Lowercase hex, two digits a byte.
+    /// The longest prefix of the UTF-8 `bytes`, at most `limit` long, that ends between two
+    /// characters (never inside a multi-byte sequence).
+    public static func utf8Boundary(in bytes: [UInt8], atMost limit: Int) -> Int {
+        guard limit < bytes.count else { return bytes.count }
+        var cut = max(0, limit)
+        // A continuation byte (10xxxxxx) at the cut belongs to the character before it.
+        while cut > 0 && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+        return cut
+    }
+
     public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []

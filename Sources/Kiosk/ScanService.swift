@@ -101,10 +101,29 @@ public final class ScanService {
 
     /// Opens the camera (retrying for `startupRetryNs`), runs until stopped or the source ends,
     /// closes the camera. Throws the camera's last error when it could not be opened at start.
+    /// On every way out (a signal, the end of a replay, a camera that never opened) systemd is
+    /// told the service is stopping, and the metrics file gets the final totals.
     public func run() throws -> StopReason {
         defer { source.close() }
         torch?.start(at: 0)
         stats?.begin(snapshot())
+        let reason: StopReason
+        do {
+            reason = try loop()
+        } catch {
+            finishing(because: "camera unavailable: \(error)")
+            throw error
+        }
+        finishing(because: reason.logText)
+        return reason
+    }
+
+    private func finishing(because why: String) {
+        notifier?.notify("STOPPING=1\nSTATUS=stopping (\(why))")
+        stats?.finish(snapshot())
+    }
+
+    private func loop() throws -> StopReason {
         guard try openAtStart() else { return stopping() }
         while true {
             if stop.requested != nil { return stopping() }
@@ -134,10 +153,7 @@ public final class ScanService {
         }
     }
 
-    private func stopping() -> StopReason {
-        notifier?.notify("STOPPING=1\nSTATUS=stopping (\(stop.requested ?? "stop"))")
-        return .signal(stop.requested ?? "stop")
-    }
+    private func stopping() -> StopReason { .signal(stop.requested ?? "stop") }
 
     /// The figures for `stats` and the metrics file.
     public func snapshot() -> StatsSnapshot {
@@ -202,6 +218,9 @@ public final class ScanService {
                 let camera = try source.open()
                 self.camera = camera
                 reopenings += 1
+                // A new camera (or the same one after a replug) may show anything: decode its
+                // first frame rather than compare it with the last frame of the old one.
+                decoding.resetGate()
                 torch?.resume(at: lastTimestampNs)
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
                 lastFrameNs = clock.now()
@@ -262,9 +281,12 @@ public final class ScanService {
         // shown as its escaped bytes in `data` and also as hex in `data_hex`.
         let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
         if payload.count > ScanService.loggedPayloadLimit {
-            // A stranger's 3 kB QR code must not flood the journal: the start, and how long it was.
-            fields += [("data", .bytes(Array(payload.prefix(ScanService.loggedPayloadLimit)))),
-                       ("truncated", .bool(true)), ("length", .int(symbol.bytes.count))]
+            // A stranger's 3 kB QR code must not flood the journal: the start, and how long it
+            // was, in the bytes `data` shows (UTF-8 for text), cut between two characters.
+            let cut = symbol.text == nil ? ScanService.loggedPayloadLimit
+                : PayloadText.utf8Boundary(in: payload, atMost: ScanService.loggedPayloadLimit)
+            fields += [("data", .bytes(Array(payload.prefix(cut)))),
+                       ("truncated", .bool(true)), ("length", .int(payload.count))]
         } else {
             fields.append(("data", .bytes(payload)))
         }
@@ -277,7 +299,8 @@ public final class ScanService {
             buzzer.beep()
             logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
         }
-        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.text.map { Array($0.utf8) } ?? symbol.bytes)
+        // The exact bytes of the symbol (a Shift-JIS QR code stays Shift-JIS), as promised.
+        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.bytes)
         onReport(symbol, frame)
     }
 

@@ -50,6 +50,28 @@ public final class StatsReporter {
     /// Starts the first interval without a report.
     public func begin(_ s: StatsSnapshot) { last = s }
 
+    /// At stop: the metrics file gets the final totals, however short the run was (a run shorter
+    /// than the interval would otherwise never write it). No `stats` line.
+    public func finish(_ s: StatsSnapshot) {
+        guard let path = metricsFile else { return }
+        let previous = last ?? s
+        let frames = s.frames - previous.frames
+        let seconds = Double(s.atNs &- previous.atNs) / 1e9
+        let cpuPerFrame = frames > 0 ? Double(s.cpuNs &- previous.cpuNs) / 1e6 / Double(frames) : 0
+        writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0, cpuMsPerFrame: cpuPerFrame),
+              to: path, at: s.atNs)
+    }
+
+    private func writeMetrics(_ text: String, to path: String, at now: UInt64) {
+        do {
+            try StatsReporter.writeMetrics(text, to: path)
+        } catch {
+            if metricsFailures.shouldSay(at: now).say {
+                logger.warning("metrics_write_failed", ["file": .text(path), "error": .text(String(describing: error))])
+            }
+        }
+    }
+
     public func report(_ s: StatsSnapshot) {
         guard let previous = last else { last = s; return }
         last = s
@@ -65,14 +87,8 @@ public final class StatsReporter {
         fields.append(("cpu_ms_per_frame", .number(cpuPerFrame, digits: 2)))
         logger.log(.info, "stats", fields: fields)
         if let path = metricsFile {
-            do {
-                try StatsReporter.writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0,
-                                                                           cpuMsPerFrame: cpuPerFrame), to: path)
-            } catch {
-                if metricsFailures.shouldSay(at: s.atNs).say {
-                    logger.warning("metrics_write_failed", ["file": .text(path), "error": .text(String(describing: error))])
-                }
-            }
+            writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0, cpuMsPerFrame: cpuPerFrame),
+                  to: path, at: s.atNs)
         }
     }
 

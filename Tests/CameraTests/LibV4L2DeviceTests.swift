@@ -106,3 +106,11 @@ final class LibV4L2DeviceTests: XCTestCase {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
     }
 }
+
+/// The control IDs come from the kernel's headers through the shim, not from numbers of our own.
+final class V4L2ControlIDTests: XCTestCase {
+    func testControlIDsAreTheKernels() {
+        XCTAssertEqual(V4L2Control.exposureAbsolute, 0x009a_0902, "V4L2_CID_CAMERA_CLASS_BASE + 2")
+        XCTAssertEqual(V4L2Control.gain, 0x0098_0913, "V4L2_CID_USER_BASE + 19")
+    }
+}

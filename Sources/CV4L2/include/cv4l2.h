@@ -26,6 +26,11 @@ int kiosk_v4l2_munmap(void *start, size_t length);
 /* v4l2_fourcc(a, b, c, d): a pixel format code from its four characters. */
 uint32_t kiosk_v4l2_fourcc(unsigned char a, unsigned char b, unsigned char c, unsigned char d);
 
+/* The controls the brightness estimate reads, from the kernel's headers (V4L2_CID_* are built
+ * from macros Swift does not import). */
+extern const uint32_t KIOSK_V4L2_CID_EXPOSURE_ABSOLUTE;
+extern const uint32_t KIOSK_V4L2_CID_GAIN;
+
 /* The request codes, as plain constants. */
 extern const unsigned long KIOSK_VIDIOC_QUERYCAP;
 extern const unsigned long KIOSK_VIDIOC_ENUM_FMT;
