@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # kiosk: the two commands a newcomer needs are `make demo` and `make test`; each installs what it
 # needs from Debian's archive first (`make deps`, which skips what is already there).
 

@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // The kiosk: a headless barcode and QR-code scanner service for a door.
 //
 // Where things happen, by folder:

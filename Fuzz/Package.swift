@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets for the kiosk's parsers of outside input. Built and run by `make fuzz`
 // (not by `make test`): swift build -c release -Xswiftc -sanitize=fuzzer,address ...
 import PackageDescription

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds build/kiosk_<version>_<arch>.deb from a release binary.
 #
 #   deploy/build-deb.sh                  make release, then package its binary
@@ -80,16 +81,38 @@ cat > "$root/usr/share/doc/kiosk/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: kiosk
 Upstream-Contact: $MAINTAINER
-Comment: usr/bin/kiosk links in the Swift standard library and Foundation from the Swift
- toolchain (--static-swift-stdlib), which are Apache-2.0 with the Runtime Library Exception
- (no attribution needed in binary form). zbar, libv4l, libgpiod, libpng, libqrencode and
- libsystemd are used as shared libraries from their Debian packages.
+License: Apache-2.0
+Comment: What usr/bin/kiosk holds or loads besides the kiosk's own code:
+ .
+ Linked in (--static-swift-stdlib), from the Swift toolchain: the Swift standard library,
+ Dispatch and Foundation (swift-corelibs-foundation, swift-foundation), Apache-2.0 with the
+ Runtime Library Exception (no attribution is needed in binary form); Foundation carries ICU's
+ data (swift-foundation-icu), under the Unicode License v3 (Unicode-3.0).
+ .
+ Used as shared libraries from their Debian packages, each under its own licence (see
+ /usr/share/doc/PACKAGE/copyright): zbar (libzbar0, LGPL-2.1+), libv4l2 and libv4lconvert
+ (libv4l-0, LGPL-2.1+), libgpiod (libgpiod2 or libgpiod3, LGPL-2.1+), libpng (libpng16-16,
+ libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+), the
+ C and C++ runtimes (libc6, libstdc++6, libgcc-s1: LGPL-2.1+, and GPL-3+ with the GCC Runtime
+ Library Exception).
 
 Files: *
-Copyright: $year kiosk maintainers
-License: proprietary
- No licence for redistribution has been chosen for this project yet; until one is, all rights
- are reserved by the copyright holders.
+Copyright: $year kiosk developers
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file
+ except in compliance with the License. You may obtain a copy of the License at
+ .
+ http://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software distributed under the
+ License is distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND,
+ either express or implied. See the License for the specific language governing permissions
+ and limitations under the License.
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0 can be found in
+ "/usr/share/common-licenses/Apache-2.0".
 EOF
 
 date_r=$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the kiosk on this machine as a systemd service, or stages it under DESTDIR.
 #
 #   sudo deploy/install.sh                    build (release, Swift runtime linked in) and install

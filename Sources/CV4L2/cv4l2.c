@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cv4l2.h"
 
 int kiosk_v4l2_open(const char *path, int flags) { return v4l2_open(path, flags); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <zbar.h>
 
 /* zbar_fourcc() is a function-like macro, which Swift does not import: 8-bit greyscale. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A borrowed view of a frame's luma (brightness) plane: the only part of a frame the kiosk reads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What the frame loop asks of a camera. V4L2 devices, replayed image folders and the simulated
 /// scene all sit behind it.
 public protocol FrameSource: AnyObject {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An 8-bit greyscale image that owns its pixels: a still picture, a replayed frame, a rendered code.
 public struct GrayImage: Equatable {
     public var width: Int

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Plays a folder of still images as a camera (`KIOSK_CAMERA=replay:DIR`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Camera
 
 /// How bright the scene in front of the kiosk is, from one frame's luma, cheaply.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Camera
 
 /// A second reading of Code 128 symbols that zbar found, from the same pixels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The passes tried on a region after plain zbar found nothing in it, and what they cost and won.
 ///
 /// Each pass turns the region's luma (gathered once into a reusable buffer) into another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How the camera is mounted: the sensor frame is made upright by first mirroring it left-right
 /// (when `mirrored`), then turning it clockwise by `rotation` degrees (interface.md,
 /// `KIOSK_MIRROR` / `KIOSK_ROTATE`).

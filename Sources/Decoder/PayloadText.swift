@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Turns a code's raw payload bytes into text, by the QR specification's rules, instead of

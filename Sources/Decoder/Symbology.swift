@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import CZbar
 
 /// A barcode symbology the kiosk can be told to read (`KIOSK_SYMBOLOGIES`), named as zbar's own

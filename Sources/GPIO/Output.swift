@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An output seen as active or inactive (buzzer sounding, torch lit), whatever level that takes
 /// on the wire. Every level driven is reported to `onDrive`, which is how the `gpio` log event sees
 /// each change; the simulated chip has nothing else to show.

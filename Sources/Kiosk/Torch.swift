@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import GPIO
 
 /// The torch: its policy's decisions carried out on the torch line and told in the log.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// When the torch goes on and off: a pure state machine fed with timestamped brightness samples.
 ///
 /// The phone article (seed 003, part 4) calls a scene dim below a threshold and reports only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A fresh folder under the system's temporary directory, removed by `remove()`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// The shared photo corpus: `../shared/corpus` beside the checkout (as CI lays it out), or the

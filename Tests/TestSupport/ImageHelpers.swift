@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Camera
 
 /// Turns the image clockwise by `quarterTurns` * 90 degrees (negative turns go anticlockwise).

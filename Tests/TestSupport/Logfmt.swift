@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Reads a logfmt line the way a log tool would: `key=value` pairs separated by spaces, values
 /// either bare or double-quoted with backslash escapes. The tests use it to check that what the
 /// kiosk writes parses back into exactly the fields it meant, whatever a payload held.

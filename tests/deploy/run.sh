@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Tests of the deployment: the systemd unit, deploy/install.sh (staged under DESTDIR) and the .deb.
 #
 #   tests/deploy/run.sh [--binary PATH] [--system]
@@ -209,9 +210,14 @@ check deb-binary "packaged binary: stripped, no Swift runtime from /opt/swift, p
   bash -c 'b="$1/usr/bin/kiosk"; ! LC_ALL=C ldd "$b" | grep -Eq "/opt/swift|libswift|not found" || { ldd "$b"; exit 1; }
            file "$b" | grep -q ", stripped" || { file "$b"; exit 1; }
            [ "$("$b" --version | head -1)" = "kiosk $2" ]' _ "$extract" "$version"
-check deb-copyright "copyright is machine-readable (Format: 1.0, Files: and License: paragraphs)" \
+check deb-copyright "copyright is machine-readable (Format: 1.0), Apache-2.0, and names the package of every library the binary links" \
   bash -c 'c="$1/usr/share/doc/kiosk/copyright"; head -1 "$c" | grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" \
-           && grep -q "^Files: \*" "$c" && grep -q "^License: " "$c"' _ "$extract"
+           && grep -A2 "^Files: \*" "$c" | grep -qx "License: Apache-2.0" && grep -qx "License: Apache-2.0" "$c" || { cat "$c"; exit 1; }
+           for so in $(readelf -d "$1/usr/bin/kiosk" | sed -n "s/.*Shared library: \[\(.*\)\]/\1/p"); do
+             path=$(ldconfig -p | awk -v so="$so" "\$1 == so && /x86-64|aarch64/ { print \$NF; exit }")
+             pkg=$( { dpkg -S "$path" || dpkg -S "$(readlink -f "$path")"; } 2>/dev/null | head -1 | cut -d: -f1); pkg=${pkg%t64}
+             [ -n "$pkg" ] && grep -q "\b$pkg\b" "$c" || { echo "$so ($path, package ${pkg:-unknown}) is not named in the copyright"; exit 1; }
+           done' _ "$extract"
 
 lintian_out=$work/lintian.txt
 lintian --pedantic -I "$deb" > "$lintian_out" 2>&1

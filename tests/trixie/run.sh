@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The trixie tier: the kiosk built and tested as on today's Raspberry Pi OS (Debian 13 "trixie":
 # libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See "Debian 13 (trixie)" in README.md.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the raw camera frames the VM tests stream through vivid (stdlib only).
 
 The codes' modules come from zint's --dump (one hex row per symbol row); each frame is a white

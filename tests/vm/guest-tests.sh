@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The checks, run inside the VM by /init against the real drivers: vivid (V4L2) and gpio-sim
 # (GPIO), with the built kiosk. One PASS/FAIL line per check, then "RESULT N passed, M failed";
 # exit 0 when nothing failed. Each group is a function group_NAME, run in the order of the list at

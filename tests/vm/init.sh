@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # /init of the VM: mount what the tests need, run them, hand the verdict to QEMU.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/tmp
 /bin/busybox --install -s /bin

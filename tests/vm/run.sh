@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
 # GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
 #

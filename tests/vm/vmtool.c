@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* vmtool: the few things the VM's busybox shell cannot do precisely. Built static on the host.
  *   vmtool ms                      monotonic milliseconds (for timing a stop)
  *   vmtool sample FILE MS          poll FILE (a gpio-sim sysfs value) every 0.5 ms for MS ms;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A thin shim over libgpiod: the only place that knows which libgpiod API the kiosk talks to.
  * Both are supported, chosen at build time from the installed <gpiod.h>: v1 (libgpiod 1.6,
  * Debian 12 bookworm) and v2 (libgpiod 2.x, Debian 13 trixie). Nothing above this file knows

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef KIOSK_CPNG_H
 #define KIOSK_CPNG_H
 

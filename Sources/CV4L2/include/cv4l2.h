@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A thin shim over libv4l2 for Swift. No policy lives here.
  *
  * Why it exists: the VIDIOC_* request codes and v4l2_fourcc() are function-like macros that
