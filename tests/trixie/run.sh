@@ -101,8 +101,9 @@ step() {  # step NAME COMMAND...: one PASS/FAIL line, the output in $CACHE/NAME.
 }
 step release make release
 step test make test
-if [ -e "$CACHE/test.log" ]; then grep -E "^Executed|error:|failed \(" "$CACHE/test.log" | tail -15 | sed 's/^/  | /'; fi
-step demo bash -c 'set -o pipefail; make demo 2>&1 | tee /dev/stderr | grep -q "demo_result result=pass"'
+{ grep -E "Executed [0-9]+ tests|error:" "$CACHE/test.log" || true; } | tail -3 | sed 's/^/  | /'
+# The demo judges itself: its last event says whether the scene went as narrated.
+step demo bash -c 'make demo > /tmp/demo.log 2>&1; status=$?; cat /tmp/demo.log; [ $status = 0 ] && grep -q "demo_result result=pass" /tmp/demo.log'
 stamp "done"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
