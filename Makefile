@@ -26,7 +26,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps print-deps test-trixie deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps print-deps test-core test-trixie deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -64,7 +64,8 @@ release: deps
 # The kiosk's frame loop against zbar on every full frame, on generated workloads (README,
 # Performance). BENCH_ARGS=--json for machine-readable output.
 bench: release
-	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk bench $(BENCH_ARGS)
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev bench $(BENCH_ARGS)
 
 # build/kiosk_<version>_<arch>.deb
 deb: deploy-deps release
@@ -76,9 +77,18 @@ demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
-test: release
+test: release test-core
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk $(SWIFT) test --skip-build --disable-swift-testing
+
+# The core (Sources/Policy: geometry, brightness, the torch, repeat and gate policies, back-off,
+# configuration, log text) alone, as a package of its own (Tests/CoreAlone): its tests link no C
+# library of the kiosk's, and the check says so.
+test-core:
+	cd Tests/CoreAlone && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build --disable-swift-testing
+	@bundle=$$(cd Tests/CoreAlone && $(SWIFT) build --show-bin-path)/kiosk-corePackageTests.xctest; \
+	if ldd "$$bundle" | grep -E 'zbar|v4l|gpiod|png|systemd|qrencode|zint'; then echo "test-core: the core's tests link a C library"; exit 1; fi; \
+	echo "test-core: the core's tests link no C library of the kiosk's"
 
 # AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and
 # the frame loop share state). Each needs its own build, so they are kept out of `make test`.
@@ -134,7 +144,8 @@ test-vm: deps
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.
 CORPUS ?= ../shared/corpus/zxing-blackbox
 accuracy: release
-	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk bench --corpus $(CORPUS)
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev accuracy --corpus $(CORPUS)
 
 clean:
 	rm -rf .build

@@ -2,21 +2,30 @@
 // SPDX-License-Identifier: Apache-2.0
 // The kiosk: a headless barcode and QR-code scanner service for a door.
 //
-// Where things happen, by folder:
-//   Camera   - a frame comes in (V4L2 through libv4l2, replay of image files)
-//   Decoder  - zbar reads codes inside the region of interest
-//   Kiosk    - decisions: configuration, duplicate filter, the frame loop, the log, the CLI
-//   GPIO     - a GPIO line changes (buzzer, torch) through libgpiod
-//   Scene    - a simulated camera scene for `kiosk demo` and the tests
-//   C*       - thin C shims and system-library maps; no policy lives there
+// Where things happen, by folder (the data path, left to right):
+//   Camera    - a frame comes in (V4L2 through libv4l2, replay of image files, PNG/PGM)
+//   Decoder   - zbar reads codes inside the region of interest
+//   Policy    - where a decision is made: the pure core (no C, no Foundation): geometry and
+//               mounts, brightness, the torch, repeat and decode-gate policies, back-off and rate
+//               limits, configuration, log text; its tests link nothing else (make test-core)
+//   GPIO      - where a line changes (buzzer, torch) through libgpiod
+//   Systemd   - sd_notify and the journal
+//   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
+//               metrics, the scan program, signals, the log's output
+//   Commands  - the command line: run, demo, check, decode, doctor, snapshot
+//   Scene     - a simulated camera scene for `kiosk demo` and the tests
+//   DevTools  - bench and accuracy, in `kiosk-dev` (never packaged)
+//   C*        - thin C shims and system-library maps; no policy lives there
 import PackageDescription
 
 let package = Package(
     name: "kiosk",
     products: [
         .executable(name: "kiosk", targets: ["KioskMain"]),
+        // The development tools (bench, accuracy): built here, never packaged.
+        .executable(name: "kiosk-dev", targets: ["KioskDev"]),
         // For the fuzzers in Fuzz/, a package of their own that builds with -sanitize=fuzzer.
-        .library(name: "KioskCore", targets: ["Kiosk", "Camera", "Decoder"]),
+        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder"]),
     ],
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),
@@ -25,20 +34,28 @@ let package = Package(
         .target(name: "CV4L2", path: "Sources/CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
-        .target(name: "Camera", dependencies: ["CV4L2", "CPNG"]),
-        .target(name: "Decoder", dependencies: ["CZbar", "Camera"]),
+        .target(name: "Policy"),
+        .target(name: "Camera", dependencies: ["Policy", "CV4L2", "CPNG"]),
+        .target(name: "Decoder", dependencies: ["Policy", "CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO"]),
-        .target(name: "Scene", dependencies: ["Camera", "Decoder", "CQRencode"]),
-        .target(name: "Kiosk", dependencies: ["Camera", "Decoder", "GPIO", "Scene", "CSystemd"]),
-        .executableTarget(name: "KioskMain", dependencies: ["Kiosk"]),
+        .target(name: "Scene", dependencies: ["Policy", "Camera", "Decoder", "CQRencode"]),
+        .target(name: "Systemd", dependencies: ["CSystemd"]),
+        .target(name: "Kiosk", dependencies: ["Policy", "Camera", "Decoder", "GPIO", "Systemd"]),
+        .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Camera", "Decoder", "GPIO", "Systemd", "Scene"]),
+        .executableTarget(name: "KioskMain", dependencies: ["Commands"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Policy", "Camera", "Decoder", "Scene", "CZbar"]),
+        .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
         .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "CZint", "CQRencode"],
                 path: "Tests/TestSupport"),
+        // The core's tests: nothing but the core, so no C library is linked.
+        .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "TestSupport"]),
-        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "Camera", "Scene", "TestSupport"]),
+        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "TestSupport"]),
-        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
+        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
+        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

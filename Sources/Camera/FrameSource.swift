@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import Policy
+
 /// What the frame loop asks of a camera. V4L2 devices, replayed image folders and the simulated
 /// scene all sit behind it.
 public protocol FrameSource: AnyObject {
@@ -15,20 +17,6 @@ public protocol FrameSource: AnyObject {
     /// second, never slowing the frame loop); nil when it does not.
     var exposure: CameraExposure? { get }
 }
-
-/// What the camera's automatic exposure is doing, when it says (V4L2 controls).
-public struct CameraExposure: Equatable, Sendable {
-    /// Exposure time in seconds.
-    public var seconds: Double
-    /// Analogue/digital gain relative to the camera's default (1 = default).
-    public var gain: Double
-
-    public init(seconds: Double, gain: Double = 1) {
-        self.seconds = seconds
-        self.gain = gain
-    }
-}
-
 
 public enum FrameWait {
     case frame(Frame)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPNG
 import Glibc
+import Policy
 
 /// What went wrong reading or writing an image file, naming the file.
 public struct ImageFileError: Error, Equatable, CustomStringConvertible {

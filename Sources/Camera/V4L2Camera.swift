@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CV4L2
 import Glibc
+import Policy
 
 /// A V4L2 pixel format code from its four characters ("YUYV").
 public func fourcc(_ code: String) -> UInt32 {
@@ -25,18 +26,6 @@ public enum V4L2LumaFormat: String, CaseIterable {
 
     /// Bytes from one luma sample to the next in a row.
     public var lumaPixelStride: Int { self == .yuyv ? 2 : 1 }
-}
-
-/// The pixel format asked for in the configuration.
-public enum RequestedPixelFormat: String, CaseIterable {
-    /// The first the device offers of GREY, YUYV, NV12, YU12, then anything libv4l converts to one of those (MJPG).
-    case auto
-    case grey = "GREY"
-    case yuyv = "YUYV"
-    case nv12 = "NV12"
-    case yu12 = "YU12"
-    /// MJPG decoded by libv4l into YU12, so luma is still the first plane.
-    case mjpg = "MJPG"
 }
 
 /// The outcome of format negotiation: what to ask S_FMT for.

@@ -1,37 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import CZbar
+import Policy
 
-/// One code zbar found in a frame.
-public struct DecodedSymbol: Equatable, Sendable {
-    public var symbology: Symbology
-    /// The payload's bytes: for QR codes exactly as encoded in the symbol (zbar is told
-    /// `ZBAR_CFG_BINARY`), for Code 128 the re-read text as UTF-8, else as zbar returned them.
-    /// A stranger printed it: treat it as data.
-    public var bytes: [UInt8] { didSet { text = PayloadText.text(bytes) } }
-    /// The payload as text (`PayloadText`: UTF-8, else Shift-JIS or ISO-8859-1 by the QR
-    /// specification's rules), or nil when it is not text (control bytes): then see `hex`.
-    public private(set) var text: String?
-    /// The bytes as lowercase hex when the payload is not text, else nil.
-    public var hex: String? { text == nil ? PayloadText.hex(bytes) : nil }
-    /// The symbol's outline in sensor pixels (zbar's location polygon).
-    public var location: [PixelPoint]
-    /// zbar's relative quality figure (higher is better; for 1D codes the number of scan lines that agreed).
-    public var quality: Int
-
+extension DecodedSymbol {
+    /// A symbol from its bytes, with their text as `PayloadText` reads them.
     public init(symbology: Symbology, bytes: [UInt8], location: [PixelPoint], quality: Int) {
-        self.symbology = symbology
-        self.bytes = bytes
-        self.text = PayloadText.text(bytes)
-        self.location = location
-        self.quality = quality
+        self.init(symbology: symbology, bytes: bytes, text: PayloadText.text(bytes), location: location, quality: quality)
     }
-}
-
-public struct PixelPoint: Equatable, Sendable {
-    public var x: Int
-    public var y: Int
-    public init(x: Int, y: Int) { self.x = x; self.y = y }
 }
 
 /// zbar's image scanner, configured once for the kiosk's symbologies and reused frame after frame,
@@ -234,7 +210,7 @@ public final class BarcodeScanner {
             var s = symbol
             if s.symbology == .code128 {
                 guard let bytes = Code128.reread(s.bytes, location: s.location, in: luma, region: region) else { return nil }
-                s.bytes = bytes
+                s = DecodedSymbol(symbology: s.symbology, bytes: bytes, location: s.location, quality: s.quality)
             }
             if s.symbology != .qrcode {
                 guard CheckDigit.valid(s.bytes, symbology: s.symbology) else { return nil }
@@ -312,13 +288,5 @@ public final class BarcodeScanner {
                                          quality: Int(zbar_symbol_get_quality(s))))
         }
         return symbols
-    }
-}
-
-extension PixelRect {
-    func clamped(width w: Int, height h: Int) -> PixelRect {
-        let x0 = min(max(0, x), w), y0 = min(max(0, y), h)
-        let x1 = min(max(x0, x + width), w), y1 = min(max(y0, y + height), h)
-        return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 }

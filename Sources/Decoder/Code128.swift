@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Policy
 
 /// A second reading of Code 128 symbols that zbar found, from the same pixels.
 ///

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
+import Policy
 /// The passes tried on a region after plain zbar found nothing in it, and what they cost and won.
 ///
 /// Each pass turns the region's luma (gathered once into a reusable buffer) into another
 /// picture in a second reusable buffer and hands that to zbar. Which passes are kept, and in
-/// which order, was measured on the photo corpus (`kiosk bench --corpus`, README "Accuracy").
+/// which order, was measured on the photo corpus (`kiosk-dev accuracy --corpus`, README "Accuracy").
 public enum ExtraPass: String, CaseIterable, Sendable {
     /// 3x3 sharpening (2 x centre - mean of the 4 neighbours): blurred and shadowed bars get their
     /// edges back. The largest win on the photo corpus (13 of the 28 regions plain zbar missed).

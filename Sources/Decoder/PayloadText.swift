@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import Policy
 
 /// Turns a code's raw payload bytes into text, by the QR specification's rules, instead of
 /// zbar's guessing (zbar is told `ZBAR_CFG_BINARY` for QR and hands over the bytes as encoded).
@@ -37,25 +38,6 @@ public enum PayloadText {
     }
 
     public static func text(_ bytes: [UInt8]) -> String? { decode(bytes)?.text }
-
-    /// Lowercase hex, two digits a byte.
-    /// The longest prefix of the UTF-8 `bytes`, at most `limit` long, that ends between two
-    /// characters (never inside a multi-byte sequence).
-    public static func utf8Boundary(in bytes: [UInt8], atMost limit: Int) -> Int {
-        guard limit < bytes.count else { return bytes.count }
-        var cut = max(0, limit)
-        // A continuation byte (10xxxxxx) at the cut belongs to the character before it.
-        while cut > 0 && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
-        return cut
-    }
-
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     static func isText(_ s: String) -> Bool {
         for u in s.unicodeScalars {

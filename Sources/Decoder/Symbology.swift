@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import CZbar
+import Policy
 
-/// A barcode symbology the kiosk can be told to read (`KIOSK_SYMBOLOGIES`), named as zbar's own
-/// configuration names them (`zbarimg -S`).
-public enum Symbology: String, CaseIterable, Sendable {
-    case qrcode, ean13, ean8, upca, upce, isbn10, isbn13, i25, codabar, code39, code93, code128
-    case databar
-    case databarExp = "databar-exp"
-
+/// zbar's own numbers for the kiosk's symbologies.
+extension Symbology {
     public var zbarType: zbar_symbol_type_t {
         switch self {
         case .qrcode: return ZBAR_QRCODE
@@ -30,10 +26,5 @@ public enum Symbology: String, CaseIterable, Sendable {
     public init?(zbarType: zbar_symbol_type_t) {
         guard let match = Symbology.allCases.first(where: { $0.zbarType == zbarType }) else { return nil }
         self = match
-    }
-
-    /// The name zbar prints (`QR-Code`, `EAN-13`, `CODE-128`): what the `scan` event carries.
-    public var displayName: String {
-        String(cString: zbar_get_symbol_name(zbarType))
     }
 }

@@ -2,6 +2,7 @@
 import Camera
 import Decoder
 import Foundation
+import Policy
 
 /// Gate, then zbar on a worker thread: what `ScanService.process` asks for each frame.
 ///
@@ -51,7 +52,7 @@ public final class DecodePipeline {
     private var lastSymbols: [DecodedSymbol] = []
     private var finished: [Worker.Result] = []
 
-    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk bench --density`, README).
+    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, README).
     /// Read when a pipeline is made; only the bench changes it.
     public nonisolated(unsafe) static var defaultDensity = 1
 
@@ -163,7 +164,7 @@ public final class DecodePipeline {
         /// nanoseconds the copy took.
         @discardableResult
         func submit(_ frame: Frame, roi: PixelRect) -> UInt64 {
-            let r = roi.clampedTo(frame.luma)
+            let r = roi.clamped(width: frame.luma.width, height: frame.luma.height)
             lock.lock()
             if !running { start() }
             if pending != nil { replaced += 1 }
@@ -286,13 +287,5 @@ public final class DecodePipeline {
             }
             return symbols
         }
-    }
-}
-
-extension PixelRect {
-    func clampedTo(_ luma: LumaPlane) -> PixelRect {
-        let x0 = min(max(0, x), luma.width), y0 = min(max(0, y), luma.height)
-        let x1 = min(max(x0, x + width), luma.width), y1 = min(max(y0, y + height), luma.height)
-        return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
     }
 }

@@ -2,6 +2,7 @@
 import Camera
 import Foundation
 import Glibc
+import Policy
 
 /// Runs the installer's program (`KIOSK_ON_SCAN`) for each reported code.
 ///

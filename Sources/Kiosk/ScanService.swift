@@ -3,6 +3,8 @@ import Camera
 import Decoder
 import Foundation
 import GPIO
+import Policy
+import Systemd
 
 /// Why the frame loop ended, and the exit status that follows (interface.md).
 public enum StopReason: Equatable {
@@ -140,7 +142,7 @@ public final class ScanService {
             case .timedOut:
                 let silent = clock.now() &- lastFrameNs
                 if silent >= stallNs {
-                    guard reopen(after: "no frame for \(String(format: "%.1f", Double(silent) / 1e9)) s") else {
+                    guard reopen(after: "no frame for \(Format.fixed(Double(silent) / 1e9, 1)) s") else {
                         return stopping()
                     }
                 }
@@ -174,7 +176,7 @@ public final class ScanService {
     public var statusLine: String {
         var s = camera.map { "scanning \($0.device) (\($0.format) \($0.width)x\($0.height))" } ?? "opening the camera"
         s += ": \(frames) frames, \(decoded) codes"
-        if let b = brightness { s += ", brightness \(String(format: "%.0f", b))" }
+        if let b = brightness { s += ", brightness \(Format.fixed(b, 0))" }
         if let torch { s += ", torch \(torch.isOn ? "on" : "off")" }
         return s
     }
@@ -237,7 +239,9 @@ public final class ScanService {
          ("size", .text("\(camera.width)x\(camera.height)")), ("fps", .number(camera.fps, digits: 1))]
     }
 
-    func process(_ frame: Frame) {
+    /// One frame through the loop's steps (brightness, torch, gate and decode, reports, watchdog).
+    /// `run` calls it for each frame; the bench drives it frame by frame.
+    public func process(_ frame: Frame) {
         frames += 1
         lastTimestampNs = frame.timestampNs
         let ambient = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
@@ -285,7 +289,7 @@ public final class ScanService {
             // A stranger's 3 kB QR code must not flood the journal: the start, and how long it
             // was, in the bytes `data` shows (UTF-8 for text), cut between two characters.
             let cut = symbol.text == nil ? ScanService.loggedPayloadLimit
-                : PayloadText.utf8Boundary(in: payload, atMost: ScanService.loggedPayloadLimit)
+                : PayloadBytes.utf8Boundary(in: payload, atMost: ScanService.loggedPayloadLimit)
             fields += [("data", .bytes(Array(payload.prefix(cut)))),
                        ("truncated", .bool(true)), ("length", .int(payload.count))]
         } else {
@@ -305,7 +309,8 @@ public final class ScanService {
         onReport(symbol, frame)
     }
 
-    func sensorROI(width: Int, height: Int) -> PixelRect {
+    /// The upright ROI in this frame size's sensor pixels.
+    public func sensorROI(width: Int, height: Int) -> PixelRect {
         if let cached = sensorROI, cached.width == width, cached.height == height { return cached.rect }
         let rect = configuration.mount.sensorROI(fromUpright: configuration.uprightROI, sensorWidth: width, sensorHeight: height)
         sensorROI = (width, height, rect)

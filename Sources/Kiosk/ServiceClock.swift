@@ -2,6 +2,7 @@
 import Camera
 import Foundation
 import Glibc
+import Policy
 
 /// Time for the service's own waits (back-off, stall detection, rate limits). The tests inject
 /// one that moves only when told, so timing is asserted exactly and never flakes.
@@ -29,41 +30,6 @@ public final class SystemClock: ServiceClock {
     }
 }
 
-/// How long to wait before reopening a lost camera: 0.5 s, doubling to a cap of 10 s.
-public struct Backoff: Equatable {
-    public var initialNs: UInt64 = 500_000_000
-    public var capNs: UInt64 = 10_000_000_000
-
-    public init() {}
-
-    /// The wait before attempt `n` (1-based).
-    public func delay(attempt n: Int) -> UInt64 {
-        var d = initialNs
-        for _ in 1..<max(1, n) where d < capNs { d *= 2 }
-        return min(d, capNs)
-    }
-}
-
-/// Says a recurring problem at most once per `intervalNs`, with how many times it happened since.
-public struct RateLimit {
-    public let intervalNs: UInt64
-    private var lastSaidNs: UInt64?
-    private var suppressed = 0
-
-    public init(intervalNs: UInt64) { self.intervalNs = intervalNs }
-
-    /// Whether to say it now, and how many occurrences went unsaid before this one.
-    public mutating func shouldSay(at now: UInt64) -> (say: Bool, suppressed: Int) {
-        if let last = lastSaidNs, now >= last, now - last < intervalNs {
-            suppressed += 1
-            return (false, 0)
-        }
-        defer { suppressed = 0 }
-        lastSaidNs = now
-        return (true, suppressed)
-    }
-}
-
 /// A GPIO write that fails while running (a loose connector, a driver hiccup) must not stop the
 /// scanning, nor fill the journal: it is logged at most once a minute, with the count since.
 public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock`
@@ -83,5 +49,12 @@ public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock
         lock.unlock()
         guard decision.say else { return }
         logger.warning("gpio_write_failed", ["error": .text(String(describing: error)), "since_last": .int(decision.suppressed)])
+    }
+}
+
+extension Configuration {
+    /// The configuration from this environment, `KIOSK_ON_SCAN` checked against the file system.
+    public static func read(environment: [String: String]) -> ConfigurationReading {
+        read(environment: environment, isExecutableFile: { FileManager.default.isExecutableFile(atPath: $0) })
     }
 }

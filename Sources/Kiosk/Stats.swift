@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
+import Policy
 
 /// What the kiosk has done, as the `stats` event and the metrics file show it.
 public struct StatsSnapshot: Equatable {
@@ -103,9 +104,9 @@ public final class StatsReporter {
         metric("kiosk_codes_total", "counter", "Codes reported (after the repeat filter).", String(s.decoded))
         metric("kiosk_frames_skipped_total", "counter", "Corrupt or unreadable frames skipped.", String(s.skipped))
         metric("kiosk_camera_reopens_total", "counter", "Times the camera was lost and reopened.", String(s.reopenings))
-        metric("kiosk_fps", "gauge", "Frames per second over the last interval.", String(format: "%.2f", fps))
-        metric("kiosk_cpu_ms_per_frame", "gauge", "Process CPU milliseconds per frame over the last interval.", String(format: "%.3f", cpuMsPerFrame))
-        if let b = s.brightness { metric("kiosk_brightness", "gauge", "Ambient brightness figure (see README).", String(format: "%.1f", b)) }
+        metric("kiosk_fps", "gauge", "Frames per second over the last interval.", Format.fixed(fps, 2))
+        metric("kiosk_cpu_ms_per_frame", "gauge", "Process CPU milliseconds per frame over the last interval.", Format.fixed(cpuMsPerFrame, 3))
+        if let b = s.brightness { metric("kiosk_brightness", "gauge", "Ambient brightness figure (see README).", Format.fixed(b, 1)) }
         if let t = s.torchOn { metric("kiosk_torch_on", "gauge", "1 when the torch is on.", t ? "1" : "0") }
         return out
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import GPIO
+import Policy
 
 /// The torch: its policy's decisions carried out on the torch line and told in the log.
 public final class Torch {

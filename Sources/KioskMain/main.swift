@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import Kiosk
+import Commands
 
 exit(KioskCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))

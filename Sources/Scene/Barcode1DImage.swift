@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Policy
 
 /// Draws EAN-13 and Code 128 (code set B) symbols for the simulated scene and the bench, in the
 /// product itself (zint is only for the tests, which check these drawings against zbar).

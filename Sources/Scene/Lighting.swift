@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Policy
 
 /// The light in the simulated scene: the room, the kiosk's torch, the camera's automatic
 /// exposure, sensor noise, and shadows of people passing.

@@ -2,6 +2,7 @@
 import Camera
 import CQRencode
 import Glibc
+import Policy
 
 public struct CodeRenderError: Error, CustomStringConvertible {
     public var description: String

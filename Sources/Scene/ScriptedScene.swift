@@ -2,6 +2,7 @@
 import Camera
 import Decoder
 import Glibc
+import Policy
 
 /// A simulated camera looking at the kiosk's window: a script of codes held up at given places
 /// (in the upright picture) over given times, seen through a camera mounted with a given `Mount`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Policy
 
 /// Turns upright pictures into what a camera mounted with `mount` would deliver.
 ///

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Policy
 import XCTest
 
 final class PixelFormatTests: XCTestCase {

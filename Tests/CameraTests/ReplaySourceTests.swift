@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Foundation
+import Policy
 import XCTest
 
 final class ReplaySourceTests: XCTestCase {

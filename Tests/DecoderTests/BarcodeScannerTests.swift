@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import CZbar
 import Decoder
+import Policy
 import Scene
 import TestSupport
 import XCTest
@@ -65,9 +67,13 @@ final class BarcodeScannerTests: XCTestCase {
         XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode]).scan(try frame("X"), in: PixelRect(x: 400, y: 0, width: 10, height: 10)), [])
     }
 
+    /// The core names symbologies without zbar; the names must be the ones zbar prints.
     func testSymbologyNamesAreZbars() {
         XCTAssertEqual(Symbology.qrcode.displayName, "QR-Code")
         XCTAssertEqual(Symbology.ean13.displayName, "EAN-13")
         XCTAssertEqual(Symbology.code128.displayName, "CODE-128")
+        for s in Symbology.allCases {
+            XCTAssertEqual(s.displayName, String(cString: zbar_get_symbol_name(s.zbarType)), "\(s)")
+        }
     }
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 @testable import Decoder
+import Policy
 import TestSupport
 import XCTest
 

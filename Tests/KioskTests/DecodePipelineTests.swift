@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
 @testable import Kiosk
+import Policy
 import Scene
+@testable import Systemd
 import XCTest
 
 final class DecodePipelineTests: XCTestCase {

@@ -2,6 +2,7 @@
 import Camera
 import Foundation
 import GPIO
+import Policy
 import Scene
 import TestSupport
 import XCTest
@@ -204,6 +205,11 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(version.dropFirst().first, LibgpiodChip.libraryVersion, "the libgpiod line")
         XCTAssertTrue(try kiosk(["--help"]).stdout.contains("kiosk demo"))
         XCTAssertEqual(try kiosk(["frobnicate"]).status, 64)
+        // The benches are not on the door: the shipped binary says where they went.
+        let bench = try kiosk(["bench"])
+        XCTAssertEqual(bench.status, 64)
+        XCTAssertTrue(bench.stderr.contains("kiosk-dev"), bench.stderr)
+        XCTAssertFalse(try kiosk(["--help"]).stdout.contains("bench"))
     }
 
     func testSignalsStopTheServiceWithinASecond() throws {

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+@testable import Commands
 @testable import Kiosk
+import Policy
+@testable import Systemd
 import TestSupport
 import XCTest
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
 import GPIO
 @testable import Kiosk
+import Policy
+@testable import Systemd
 import TestSupport
 import XCTest
 

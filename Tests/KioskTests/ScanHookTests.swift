@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+@testable import Commands
 import Foundation
 @testable import Kiosk
+@testable import Systemd
 import TestSupport
 import XCTest
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
 import GPIO
 @testable import Kiosk
+import Policy
 import Scene
+@testable import Systemd
 import TestSupport
 import XCTest
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
 import Foundation
 import GPIO
 @testable import Kiosk
+import Policy
 import Scene
+@testable import Systemd
 import TestSupport
 import XCTest
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+@testable import Commands
 import Foundation
 @testable import Kiosk
+import Policy
+@testable import Systemd
 import TestSupport
 import XCTest
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
 import Foundation
 @testable import Kiosk
+import Policy
 import Scene
+@testable import Systemd
 import TestSupport
 import XCTest
 
@@ -97,7 +100,7 @@ final class StopAndReportTests: XCTestCase {
 
     func testUTF8BoundaryNeverSplitsACharacter() {
         let bytes = Array("aé日😀".utf8)  // 1 + 2 + 3 + 4 bytes
-        XCTAssertEqual((0...bytes.count + 2).map { PayloadText.utf8Boundary(in: bytes, atMost: $0) },
+        XCTAssertEqual((0...bytes.count + 2).map { PayloadBytes.utf8Boundary(in: bytes, atMost: $0) },
                        [0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10, 10])
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import CZint
+import Policy
 
 /// Draws 1D barcodes with zint, as clean black-on-white grey images for the decoder's tests.
 public enum Barcode1D {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Policy
 
 /// Turns the image clockwise by `quarterTurns` * 90 degrees (negative turns go anticlockwise).
 public func rotatedClockwise(_ image: GrayImage, quarterTurns: Int) -> GrayImage {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CFuzzDriver
 import Kiosk
+import Policy
 
 /// The input is an environment: lines of NAME=VALUE. Any input must give a configuration or a
 /// list of errors, never a crash, and errors must name a variable that was given.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CFuzzDriver
 import Kiosk
+import Policy
 
 /// Any bytes, escaped for the log, must give one line with no control or separator characters,
 /// in logfmt and in JSON.

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-import Decoder
-import Kiosk
+@testable import Policy
 import XCTest
 
 final class RepeatFilterTests: XCTestCase {
-    let a = DecodedSymbol(symbology: .qrcode, bytes: Array("A".utf8), location: [], quality: 1)
-    let b = DecodedSymbol(symbology: .qrcode, bytes: Array("B".utf8), location: [], quality: 1)
-    let aAsCode128 = DecodedSymbol(symbology: .code128, bytes: Array("A".utf8), location: [], quality: 1)
+    let a = DecodedSymbol(symbology: .qrcode, bytes: Array("A".utf8), text: nil, location: [], quality: 1)
+    let b = DecodedSymbol(symbology: .qrcode, bytes: Array("B".utf8), text: nil, location: [], quality: 1)
+    let aAsCode128 = DecodedSymbol(symbology: .code128, bytes: Array("A".utf8), text: nil, location: [], quality: 1)
 
     func ms(_ m: Int) -> UInt64 { UInt64(m) * 1_000_000 }
 

@@ -2,6 +2,9 @@
 import Camera
 import Decoder
 import Foundation
+import Kiosk
+import Policy
+import Systemd
 
 extension KioskCommand {
     /// `kiosk decode [--json] [--roi x,y,w,h] FILE...`: still images through the service's decoder
@@ -43,7 +46,7 @@ extension KioskCommand {
                 if json {
                     print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.text.map { Array($0.utf8) } ?? symbol.bytes))\(symbol.hex.map { ",\"data_hex\":\"\($0)\"" } ?? "")}")
                 } else {
-                    print("\(file): \(symbol.symbology.displayName): \(LogEscape.escaped(symbol.text.map { Array($0.utf8) } ?? symbol.bytes, invalidByte: { String(format: "\\x%02x", $0) }))")
+                    print("\(file): \(symbol.symbology.displayName): \(LogEscape.escaped(symbol.text.map { Array($0.utf8) } ?? symbol.bytes, invalidByte: { "\\x" + Format.hex($0, width: 2) }))")
                 }
             }
         }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Camera
 
 /// Decides from the ROI's luma alone, cheaply, whether zbar should look at this frame.
 ///

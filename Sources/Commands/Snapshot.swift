@@ -2,6 +2,9 @@
 import Camera
 import Decoder
 import Foundation
+import Kiosk
+import Policy
+import Systemd
 
 /// `kiosk snapshot FILE.png [--sensor]`: how an installer aims the camera and places the ROI
 /// from a laptop. Frames are skipped until the brightness settles (the camera's automatic
@@ -67,7 +70,7 @@ enum Snapshot {
             : config.uprightROI.pixels(width: image.width, height: image.height)
         image.outline(roi)
         let time = ISO8601DateFormatter().string(from: Date())
-        let caption = String(format: "BRIGHTNESS %.1f  ", brightness) + time.uppercased() + (sensor ? "  SENSOR" : "")
+        let caption = "BRIGHTNESS \(Format.fixed(brightness, 1))  " + time.uppercased() + (sensor ? "  SENSOR" : "")
         image = image.withCaption(caption)
         do {
             try ImageFile.writePNG(image, to: path)
@@ -75,7 +78,7 @@ enum Snapshot {
             KioskCommand.printError("kiosk snapshot: \(error)")
             return ExitStatus.failure
         }
-        print(String(format: "brightness=%.1f file=%@ size=%dx%d roi=%@", brightness, path, image.width, image.height, roi.description))
+        print("brightness=\(Format.fixed(brightness, 1)) file=\(path) size=\(image.width)x\(image.height) roi=\(roi.description)")
         return ExitStatus.ok
     }
 
@@ -88,24 +91,6 @@ enum Snapshot {
 
 extension CameraSetting {
     var isReplay: Bool { if case .replay = self { return true } else { return false } }
-}
-
-extension Mount {
-    /// The frame as the installer sees it: mirrored and turned as the mount says.
-    public func uprightImage(of luma: LumaPlane) -> GrayImage {
-        let size = uprightSize(sensorWidth: luma.width, sensorHeight: luma.height)
-        var out = GrayImage(width: size.width, height: size.height)
-        for uy in 0..<size.height {
-            for ux in 0..<size.width {
-                let p = sensorPoint(fromUpright: NormalizedPoint(x: (Double(ux) + 0.5) / Double(size.width),
-                                                                 y: (Double(uy) + 0.5) / Double(size.height)))
-                let sx = min(luma.width - 1, Int(p.x * Double(luma.width)))
-                let sy = min(luma.height - 1, Int(p.y * Double(luma.height)))
-                out[ux, uy] = luma[sx, sy]
-            }
-        }
-        return out
-    }
 }
 
 extension GrayImage {

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Decoder
 
 /// Decides which decoded codes are news. A kiosk scans forever: a code held in front of the
 /// camera must be reported once, not thirty times a second. A code that was reported is not

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Camera
 
 /// How bright the scene in front of the kiosk is, from one frame's luma, cheaply.
 ///
@@ -66,4 +65,17 @@ public func ambientBrightness(meanLuma: Double, exposure: CameraExposure?) -> Do
 
 public enum AmbientReference {
     public static let exposureSeconds = 0.010
+}
+
+/// What the camera's automatic exposure is doing, when it says (V4L2 controls).
+public struct CameraExposure: Equatable, Sendable {
+    /// Exposure time in seconds.
+    public var seconds: Double
+    /// Analogue/digital gain relative to the camera's default (1 = default).
+    public var gain: Double
+
+    public init(seconds: Double, gain: Double = 1) {
+        self.seconds = seconds
+        self.gain = gain
+    }
 }

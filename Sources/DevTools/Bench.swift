@@ -2,10 +2,12 @@
 import Camera
 import Decoder
 import Foundation
+import Kiosk
 import Glibc
+import Policy
 import Scene
 
-/// `kiosk bench`: the kiosk's frame loop against the naive baseline (zbar on every full frame,
+/// `kiosk-dev bench`: the kiosk's frame loop against the naive baseline (zbar on every full frame,
 /// as zbarcam does), on the generated workloads of `BenchWorkload`, in one run.
 ///
 /// Each frame is rendered by the scene (not counted), then given to the baseline's scanner and
@@ -107,7 +109,7 @@ public enum Bench {
                     results.append(run(workload, density: density))
                     if !json { FileHandle.standardError.write("bench: \(kind.rawValue) \(w)x\(h) done\n".data(using: .utf8)!) }
                 } catch {
-                    KioskCommand.printError("kiosk bench: \(error)")
+                    DevCommand.printError("kiosk-dev bench: \(error)")
                     return ExitStatus.failure
                 }
             }
@@ -123,7 +125,7 @@ public enum Bench {
     }
 
     static func usage(_ message: String) -> Int32 {
-        KioskCommand.printError("kiosk bench: \(message)\nUsage: kiosk bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d]")
+        DevCommand.printError("kiosk-dev bench: \(message)\nUsage: kiosk-dev bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d]")
         return ExitStatus.usage
     }
 
@@ -265,7 +267,7 @@ public enum Bench {
         func f(_ v: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", v) }
         func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : String(repeating: " ", count: n - s.count) + s }
         func left(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
-        var out = "kiosk bench (\(results.first.map { "zbar density \($0.density)" } ?? "")); per frame: stages in µs of wall clock, CPU in ms (getrusage); floor = one pass over the bytes\n\n"
+        var out = "kiosk-dev bench (\(results.first.map { "zbar density \($0.density)" } ?? "")); per frame: stages in µs of wall clock, CPU in ms (getrusage); floor = one pass over the bytes\n\n"
         let head = [left("workload", 18), pad("size", 9), pad("frames", 6), pad("copy", 6), pad("bright", 6), pad("gate", 6),
                     pad("decode", 8), pad("floor", 6), pad("cpu ms", 8), pad("fps", 7), pad("base dec", 9), pad("floor", 6),
                     pad("base cpu", 9), pad("base fps", 8), pad("ratio", 7), pad("decodes", 8), pad("RSS MB", 7)]

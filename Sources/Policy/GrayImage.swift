@@ -1,4 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
+/// A borrowed view of a frame's luma (brightness) plane: the only part of a frame the kiosk reads.
+///
+/// `pixelStride` is 1 for planar formats (GREY, NV12, YU12) and 2 for packed YUYV, where luma
+/// bytes alternate with chroma. The memory belongs to the frame source and is valid only until
+/// the source hands out its next frame.
+public struct LumaPlane {
+    public let base: UnsafePointer<UInt8>
+    public let width: Int
+    public let height: Int
+    public let rowStride: Int
+    public let pixelStride: Int
+
+    public init(base: UnsafePointer<UInt8>, width: Int, height: Int, rowStride: Int, pixelStride: Int = 1) {
+        precondition(width > 0 && height > 0 && pixelStride >= 1 && rowStride >= width * pixelStride)
+        self.base = base
+        self.width = width
+        self.height = height
+        self.rowStride = rowStride
+        self.pixelStride = pixelStride
+    }
+
+    @inline(__always)
+    public subscript(x: Int, y: Int) -> UInt8 {
+        base[y * rowStride + x * pixelStride]
+    }
+}
+
 /// An 8-bit greyscale image that owns its pixels: a still picture, a replayed frame, a rendered code.
 public struct GrayImage: Equatable {
     public var width: Int

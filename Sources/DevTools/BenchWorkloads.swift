@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Kiosk
+import Policy
 import Scene
 
-/// The deterministic scenes `kiosk bench` measures, generated in-process (no files, no camera).
+/// The deterministic scenes `kiosk-dev bench` measures, generated in-process (no files, no camera).
 /// Every workload is a `ScriptedScene` (the scene the demo and the tests use) with its lighting;
 /// the same name and size always give the same frames.
 public struct BenchWorkload {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Decoder
+@testable import Policy
 import XCTest
 
 final class MountTests: XCTestCase {

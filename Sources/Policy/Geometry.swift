@@ -143,3 +143,30 @@ public struct PixelRect: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
+
+extension PixelRect {
+    /// The part of this rectangle inside a width x height image (empty when it lies outside).
+    public func clamped(width w: Int, height h: Int) -> PixelRect {
+        let x0 = min(max(0, x), w), y0 = min(max(0, y), h)
+        let x1 = min(max(x0, x + width), w), y1 = min(max(y0, y + height), h)
+        return PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+    }
+}
+
+extension Mount {
+    /// The frame as the installer sees it: mirrored and turned as the mount says.
+    public func uprightImage(of luma: LumaPlane) -> GrayImage {
+        let size = uprightSize(sensorWidth: luma.width, sensorHeight: luma.height)
+        var out = GrayImage(width: size.width, height: size.height)
+        for uy in 0..<size.height {
+            for ux in 0..<size.width {
+                let p = sensorPoint(fromUpright: NormalizedPoint(x: (Double(ux) + 0.5) / Double(size.width),
+                                                                 y: (Double(uy) + 0.5) / Double(size.height)))
+                let sx = min(luma.width - 1, Int(p.x * Double(luma.width)))
+                let sy = min(luma.height - 1, Int(p.y * Double(luma.height)))
+                out[ux, uy] = luma[sx, sy]
+            }
+        }
+        return out
+    }
+}

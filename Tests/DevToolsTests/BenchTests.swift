@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
+@testable import Commands
 import Decoder
+@testable import DevTools
 @testable import Kiosk
+@testable import Systemd
 import XCTest
 
 /// The bench's workloads, run for what they decide (never for how long they take).

@@ -4,6 +4,9 @@ import Decoder
 import Foundation
 import GPIO
 import Glibc
+import Kiosk
+import Policy
+import Systemd
 
 public let kioskVersion = "0.1.0"
 
@@ -28,10 +31,9 @@ public enum KioskCommand {
         case "doctor":
             guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
             return doctor(environment: environment)
-        case "bench" where args.count >= 2 && args[1] == "--corpus":
-            return benchCorpus(arguments: Array(args.dropFirst(2)))
         case "bench":
-            return Bench.main(Array(args.dropFirst()))
+            // The benches are development tools: they are not on the door (`kiosk-dev`).
+            return usageError("'bench' is in kiosk-dev, the development tool (make bench, make accuracy)")
         case "--help", "-h", "help":
             print(helpText)
             return ExitStatus.ok
@@ -53,8 +55,6 @@ public enum KioskCommand {
       kiosk check                     validate the environment, print every effective setting
       kiosk decode [--json] [--roi x,y,w,h] FILE...
                                       decode still images (PGM, PNG) with the service's settings
-      kiosk bench [--json] | bench --corpus DIR [--json]
-                                      the performance harness | the accuracy report on a photo corpus
       kiosk doctor                    PASS/WARN/FAIL for the camera, GPIO lines, permissions, brightness
       kiosk snapshot [--sensor] FILE.png
                                       one settled frame, upright, ROI outlined, brightness in a caption

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-import Camera
 import CZbar
+import Camera
+@testable import Commands
 import Decoder
+@testable import DevTools
 import Foundation
 @testable import Kiosk
+import Policy
+@testable import Systemd
 import XCTest
 
 /// Regression cases from the hard categories of the photo corpus, and the phantom-read replay.

@@ -1,7 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Camera
-import Decoder
-import Foundation
 
 /// Where the frames come from.
 public enum CameraSetting: Equatable, CustomStringConvertible {
@@ -92,8 +89,7 @@ extension Configuration {
     /// Reads and validates the whole configuration without touching any device. An empty value
     /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").
     /// `fileSystem` answers whether a path is an executable file (for `KIOSK_ON_SCAN`).
-    public static func read(environment: [String: String],
-                            isExecutableFile: (String) -> Bool = { FileManager.default.isExecutableFile(atPath: $0) })
+    public static func read(environment: [String: String], isExecutableFile: (String) -> Bool)
         -> ConfigurationReading {
         var c = Configuration()
         var p = Parser(environment: environment)
@@ -130,7 +126,7 @@ extension Configuration {
         }
         p.flag("KIOSK_MIRROR") { c.mount.mirrored = $0 }
         p.read("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1") { v in
-            let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmedOfBlanks) }
             guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
                   [x, y, w, h].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 1 }),
                   w > 0, h > 0, x + w <= 1 + 1e-9, y + h <= 1 + 1e-9 else { return nil }
@@ -140,7 +136,7 @@ extension Configuration {
         p.read("KIOSK_SYMBOLOGIES", "a comma list of: " + Symbology.allCases.map(\.rawValue).joined(separator: ",")) { v in
             var chosen: [Symbology] = []
             for name in v.split(separator: ",", omittingEmptySubsequences: false) {
-                guard let s = Symbology(rawValue: name.trimmingCharacters(in: .whitespaces).lowercased()) else { return nil }
+                guard let s = Symbology(rawValue: name.trimmedOfBlanks.lowercased()) else { return nil }
                 if !chosen.contains(s) { chosen.append(s) }
             }
             guard !chosen.isEmpty else { return nil }
@@ -218,7 +214,7 @@ extension Configuration {
         switch v { case "0": return false; case "1": return true; default: return nil }
     }
 
-    static func trim(_ d: Double) -> String {
+    public static func trim(_ d: Double) -> String {
         d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
     }
 
@@ -281,7 +277,7 @@ private struct Parser {
     /// `apply` stores the value and returns its effective text, or nil when the value is not accepted.
     mutating func read(_ name: String, _ expected: String, _ apply: (String) -> String?) {
         guard let raw = environment[name] else { return }
-        let value = raw.trimmingCharacters(in: .whitespaces)
+        let value = raw.trimmedOfBlanks
         guard !value.isEmpty else { return }
         given.insert(name)
         if let text = apply(value) {
@@ -320,5 +316,26 @@ private struct Parser {
 
     mutating func contradiction(_ name: String, expected: String) {
         errors.append(ConfigError(variable: name, value: environment[name] ?? effective[name] ?? "(default)", expected: expected))
+    }
+}
+
+/// The pixel format asked for in the configuration.
+public enum RequestedPixelFormat: String, CaseIterable {
+    /// The first the device offers of GREY, YUYV, NV12, YU12, then anything libv4l converts to one of those (MJPG).
+    case auto
+    case grey = "GREY"
+    case yuyv = "YUYV"
+    case nv12 = "NV12"
+    case yu12 = "YU12"
+    /// MJPG decoded by libv4l into YU12, so luma is still the first plane.
+    case mjpg = "MJPG"
+}
+
+extension StringProtocol {
+    /// Without the spaces and tabs at either end (an environment file's `KIOSK_ROI=0.2, 0.2, ...`).
+    var trimmedOfBlanks: String {
+        func blank(_ c: Character) -> Bool { c == " " || c == "\t" || (c.isWhitespace && !c.isNewline) }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Decoder
-@testable import Kiosk
+@testable import Policy
 import XCTest
 
 final class ConfigurationTests: XCTestCase {

@@ -4,6 +4,9 @@ import Decoder
 import Foundation
 import GPIO
 import Glibc
+import Kiosk
+import Policy
+import Systemd
 
 /// `kiosk doctor`: one PASS/WARN/FAIL line for each thing the configuration points at, so an
 /// installer on SSH sees what is wrong and what to do. Exit 1 on any FAIL.
@@ -66,12 +69,12 @@ public struct Doctor {
             return checks
         }
         defer { source.close() }
-        checks.append(Check(verdict: .pass, subject: "camera", detail: "\(description.device) opens: \(description.format) \(description.width)x\(description.height) at \(String(format: "%.1f", description.fps)) fps"))
+        checks.append(Check(verdict: .pass, subject: "camera", detail: "\(description.device) opens: \(description.format) \(description.width)x\(description.height) at \(Format.fixed(description.fps, 1)) fps"))
         if case .device = c.camera, description.width != c.width || description.height != c.height {
             checks.append(Check(verdict: .warn, subject: "camera", detail: "asked for \(c.width)x\(c.height), the driver gave \(description.width)x\(description.height): KIOSK_SIZE=\(description.width)x\(description.height) says what you get"))
         }
         if case .device = c.camera, c.fps > 0, description.fps > 0, abs(description.fps - c.fps) > 0.5 {
-            checks.append(Check(verdict: .warn, subject: "camera", detail: "asked for \(Configuration.trim(c.fps)) fps, the driver gave \(String(format: "%.1f", description.fps))"))
+            checks.append(Check(verdict: .warn, subject: "camera", detail: "asked for \(Configuration.trim(c.fps)) fps, the driver gave \(Format.fixed(description.fps, 1))"))
         }
         // Brightness from a few frames (the exposure needs a moment).
         let estimator = BrightnessEstimator()
@@ -84,7 +87,7 @@ public struct Doctor {
             checks.append(Check(verdict: .fail, subject: "camera", detail: "no frame within a second"))
             return checks
         }
-        let b = String(format: "%.1f", brightness)
+        let b = Format.fixed(brightness, 1)
         let advice: String
         switch c.torch {
         case .on: advice = "KIOSK_TORCH=on: the torch is always on"

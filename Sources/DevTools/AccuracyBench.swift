@@ -3,8 +3,10 @@ import Camera
 import CZbar
 import Decoder
 import Foundation
+import Kiosk
+import Policy
 
-/// `kiosk bench --corpus DIR [--json] [--passes a,b,...] [--budget-ms N]`: every image of a
+/// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b,...] [--budget-ms N]`: every image of a
 /// folder-of-folders corpus (`FOLDER/N.png` with the expected text in `FOLDER/N.txt`) through
 /// `kiosk decode`'s path and through plain zbar (a fresh scanner, whole image, zbar's default
 /// configuration for the same symbologies), at 0 and 90 degrees, in the same run.
@@ -189,10 +191,10 @@ public struct AccuracyBench {
     }
 }
 
-extension KioskCommand {
-    /// `kiosk bench --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]`;
+extension AccuracyBench {
+    /// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]`;
     /// `arguments` are what follows `--corpus`. Exit 0, 1 when a text was read wrongly, 64 on usage errors.
-    public static func benchCorpus(arguments: [String]) -> Int32 {
+    public static func main(corpusArguments arguments: [String]) -> Int32 {
         var folder: String?
         var json = false, verbose = false
         var passes = ExtraPass.kept
@@ -204,32 +206,32 @@ extension KioskCommand {
             case "--verbose": verbose = true
             case "--passes":
                 i += 1
-                guard i < arguments.count else { return usageError("--passes needs a list") }
+                guard i < arguments.count else { return DevCommand.usageError("--passes needs a list") }
                 if arguments[i] == "none" { passes = []; break }
                 var list: [ExtraPass] = []
                 for name in arguments[i].split(separator: ",") {
                     guard let p = ExtraPass(rawValue: String(name)) else {
-                        return usageError("--passes: unknown pass \(name) (\(ExtraPass.allCases.map(\.rawValue).joined(separator: ",")))")
+                        return DevCommand.usageError("--passes: unknown pass \(name) (\(ExtraPass.allCases.map(\.rawValue).joined(separator: ",")))")
                     }
                     list.append(p)
                 }
                 passes = list
             case "--budget-ms":
                 i += 1
-                guard i < arguments.count, let v = Double(arguments[i]), v >= 0 else { return usageError("--budget-ms needs a number of milliseconds") }
+                guard i < arguments.count, let v = Double(arguments[i]), v >= 0 else { return DevCommand.usageError("--budget-ms needs a number of milliseconds") }
                 budget = v
             default:
-                if arguments[i].hasPrefix("--") || folder != nil { return usageError("bench --corpus: unexpected \(arguments[i])") }
+                if arguments[i].hasPrefix("--") || folder != nil { return DevCommand.usageError("accuracy --corpus: unexpected \(arguments[i])") }
                 folder = arguments[i]
             }
             i += 1
         }
-        guard let folder else { return usageError("bench --corpus needs a folder") }
+        guard let folder else { return DevCommand.usageError("accuracy --corpus needs a folder") }
         let bench: AccuracyBench
         do {
             bench = try AccuracyBench.run(root: folder, symbologies: Configuration().symbologies, passes: passes, budgetMs: budget)
         } catch {
-            printError("kiosk: \(folder): \(error)")
+            DevCommand.printError("kiosk: \(folder): \(error)")
             return ExitStatus.failure
         }
         if json {

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Kiosk
+import Policy
+import Systemd
 import Scene
 
 /// The built-in scene of `kiosk demo`: what a visitor at the door does, scripted, seen through

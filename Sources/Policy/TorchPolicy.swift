@@ -124,7 +124,7 @@ public struct TorchPolicy: Equatable {
         conditionSinceNs = since
         let held = lastChangeNs.map { t &- $0 >= settings.holdNs } ?? true
         guard t &- since >= settings.confirmNs, held else { return [] }
-        let seconds = String(format: "%.1f", Double(t &- since) / 1e9)
+        let seconds = Format.fixed(Double(t &- since) / 1e9, 1)
         return isOn
             ? [switchTo(false, at: t, brightness: a, reason: "ambient above \(Self.trim(settings.offAbove)) for \(seconds) s")]
             : [switchTo(true, at: t, brightness: a, reason: "ambient below \(Self.trim(settings.onBelow)) for \(seconds) s")]
@@ -147,4 +147,3 @@ public struct TorchPolicy: Equatable {
     static func trim(_ d: Double) -> String { d == d.rounded() ? String(Int(d)) : String(d) }
 }
 
-import Foundation

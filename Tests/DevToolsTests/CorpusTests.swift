@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+@testable import Commands
 import Decoder
+@testable import DevTools
 import Foundation
 @testable import Kiosk
+import Policy
+@testable import Systemd
 import TestSupport
 import XCTest
 
