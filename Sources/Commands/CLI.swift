@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
-import Foundation
 import GPIO
 import Glibc
 import Kiosk
@@ -70,7 +69,7 @@ public enum KioskCommand {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write((message + "\n").data(using: .utf8)!)
+        Logger.writeToStandardError(message)
     }
 
     // MARK: - configuration
@@ -100,7 +99,7 @@ public enum KioskCommand {
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {
             let line = "\(s.variable)=\(s.value)"
-            print(line.padding(toLength: max(width, line.count) + 2, withPad: " ", startingAt: 0)
+            print(line + String(repeating: " ", count: max(width, line.count) + 2 - line.count)
                   + (s.fromEnvironment ? "# from the environment" : "# default"))
         }
         return ExitStatus.ok

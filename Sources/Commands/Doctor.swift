@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
-import Foundation
 import GPIO
 import Glibc
 import Kiosk
+import Platform
 import Policy
 import Systemd
 
@@ -51,7 +51,7 @@ public struct Doctor {
         if case .device(let path) = c.camera {
             var st = stat()
             guard stat(path, &st) == 0 else {
-                let present = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("video") }.sorted()
+                let present = Files.names(in: "/dev")?.filter { $0.hasPrefix("video") }.sorted()
                     .map { "/dev/" + $0 }.joined(separator: " ") ?? ""
                 return [Check(verdict: .fail, subject: "camera", detail: "\(path) does not exist (video devices here: \(present.isEmpty ? "none" : present))")]
             }
@@ -117,7 +117,7 @@ public struct Doctor {
         do {
             chip = try openChip(c.gpioChip)
         } catch {
-            let chips = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("gpiochip") }.sorted().joined(separator: " ") ?? ""
+            let chips = Files.names(in: "/dev")?.filter { $0.hasPrefix("gpiochip") }.sorted().joined(separator: " ") ?? ""
             return [Check(verdict: .fail, subject: "gpio", detail: "\(error) (chips here: \(chips.isEmpty ? "none" : chips))")]
         }
         checks.append(Check(verdict: .pass, subject: "gpio", detail: "chip \(c.gpioChip) is \(chip.kernelName) [\(chip.label)] with \(chip.lineCount) lines, through \(LibgpiodChip.libraryVersion)"))
@@ -166,18 +166,10 @@ public struct Doctor {
     }
 
     static func kioskUnitState() -> (active: String, enabled: String)? {
-        guard FileManager.default.fileExists(atPath: "/run/systemd/system") else { return nil }
+        guard Files.exists("/run/systemd/system") else { return nil }
         func ask(_ verb: String) -> String {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/systemctl")
-            p.arguments = [verb, "kiosk.service"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            guard (try? p.run()) != nil else { return "unknown" }
-            p.waitUntilExit()
-            return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let out = programOutput("/bin/systemctl", [verb, "kiosk.service"]) else { return "unknown" }
+            return String(out.split(whereSeparator: { $0 == "\n" || $0 == " " }).first ?? "")
         }
         return (ask("is-active"), ask("is-enabled"))
     }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
-import Foundation
 import Kiosk
+import Platform
 import Policy
 import Systemd
 
@@ -69,7 +69,7 @@ enum Snapshot {
             ? config.mount.sensorROI(fromUpright: config.uprightROI, sensorWidth: image.width, sensorHeight: image.height)
             : config.uprightROI.pixels(width: image.width, height: image.height)
         image.outline(roi)
-        let time = ISO8601DateFormatter().string(from: Date())
+        let time = utcTimestamp()
         let caption = "BRIGHTNESS \(Format.fixed(brightness, 1))  " + time.uppercased() + (sensor ? "  SENSOR" : "")
         image = image.withCaption(caption)
         do {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
-import Foundation
+import Platform
 
 /// Runs a piece of work later. The buzzer takes one so that tests can drive time by hand.
 public protocol Scheduler: AnyObject {
@@ -24,7 +24,7 @@ public final class Buzzer: @unchecked Sendable {  // state guarded by `lock`
     public let output: SwitchedOutput
     public let beepMilliseconds: Int
     private let scheduler: Scheduler
-    private let lock = NSLock()
+    private let lock = Lock()
     /// Bumped by each beep; a scheduled "off" only acts if no newer beep has come since.
     private var generation = 0
     private var stopped = false

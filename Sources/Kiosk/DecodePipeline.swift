@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
-import Foundation
+import Dispatch
+import Platform
 import Policy
 
 /// Gate, then zbar on a worker thread: what `ScanService.process` asks for each frame.
@@ -136,7 +137,7 @@ public final class DecodePipeline {
             deinit { pixels?.deallocate() }
         }
 
-        let lock = NSCondition()
+        let lock = Condition()
         private let scanner: BarcodeScanner
         private let slots = [Slot(), Slot()]
         private var pending: Slot?
@@ -209,11 +210,11 @@ public final class DecodePipeline {
 
         /// Waits until nothing is pending or busy, at most `ns` (nil: as long as it takes).
         func waitIdle(ns: UInt64?) {
-            let deadline = ns.map { Date(timeIntervalSinceNow: Double($0) / 1e9) }
+            let deadline = ns.map { monotonicNanoseconds() + $0 }
             lock.lock()
             while pending != nil || busy != nil {
                 if let deadline {
-                    if !lock.wait(until: deadline) { break }
+                    if !lock.wait(untilMonotonicNs: deadline) { break }
                 } else {
                     lock.wait()
                 }
@@ -232,9 +233,7 @@ public final class DecodePipeline {
         private func start() {
             running = true
             stopping = false
-            let thread = Thread { [self] in loop() }
-            thread.name = "kiosk-decode"
-            thread.start()
+            startThread(name: "kiosk-decode") { [self] in loop() }
         }
 
         func shutDown() {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 import Glibc
+import Platform
 import Policy
 import Systemd
 
@@ -13,7 +13,7 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
     private let sink: (String) -> Void
     /// Under journald: entries go there natively, with their fields (`KIOSK_EVENT=scan`, ...).
     private let journal: JournalSink?
-    private let lock = NSLock()
+    private let lock = Lock()
 
     public init(level: LogLevel = .info, format: LogFormat = .logfmt, priorityPrefix: Bool = false,
                 journal: JournalSink? = nil, sink: @escaping (String) -> Void = Logger.writeToStandardError) {

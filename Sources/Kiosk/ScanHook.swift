@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Foundation
 import Glibc
+import Platform
 import Policy
 
 /// Runs the installer's program (`KIOSK_ON_SCAN`) for each reported code.
@@ -18,11 +18,10 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     public let queueLimit: Int
     private let environment: [String: String]
     private let logger: Logger
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var queue: [(symbology: String, payload: [UInt8])] = []
     private var stopping = false
     private var busy = false
-    private var thread: Thread?
     private var runningGroup: pid_t = 0
 
     /// Longest payload also given in `KIOSK_CODE`.
@@ -39,10 +38,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         self.timeoutNs = timeoutNs
         self.killGraceNs = killGraceNs
         self.queueLimit = queueLimit
-        let t = Thread { [unowned self] in self.work() }
-        t.name = "kiosk.on-scan"
-        thread = t
-        t.start()
+        startThread(name: "kiosk.on-scan") { [unowned self] in self.work() }
     }
 
     /// Queues a run; never blocks. A full queue drops its oldest request, with a warning.

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
-import Foundation
 import GPIO
 import Policy
 import Systemd

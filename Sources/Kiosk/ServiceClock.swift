@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Foundation
 import Glibc
+import Platform
 import Policy
 
 /// Time for the service's own waits (back-off, stall detection, rate limits). The tests inject
@@ -36,7 +36,7 @@ public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock
     private let logger: Logger
     private let clock: ServiceClock
     private var limit = RateLimit(intervalNs: 60_000_000_000)
-    private let lock = NSLock()
+    private let lock = Lock()
 
     public init(logger: Logger, clock: ServiceClock = SystemClock()) {
         self.logger = logger
@@ -55,6 +55,6 @@ public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock
 extension Configuration {
     /// The configuration from this environment, `KIOSK_ON_SCAN` checked against the file system.
     public static func read(environment: [String: String]) -> ConfigurationReading {
-        read(environment: environment, isExecutableFile: { FileManager.default.isExecutableFile(atPath: $0) })
+        read(environment: environment, isExecutableFile: Files.isExecutableFile)
     }
 }

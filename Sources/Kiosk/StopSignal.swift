@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import Dispatch
-import Foundation
 import Glibc
+import Platform
 
 /// Asks the frame loop to stop. Set by SIGTERM/SIGINT (or by a test); read by the loop between
 /// frames and while it waits for the camera, which it never does for long.
 public final class StopSignal: @unchecked Sendable {  // guarded by `lock`
-    private let lock = NSLock()
+    private let lock = Lock()
     private var reason: String?
 
     public init() {}
@@ -40,7 +40,7 @@ public final class SignalHandling {
         for s in [SIGTERM, SIGINT, SIGHUP] { sigaddset(&set, s) }
         pthread_sigmask(SIG_BLOCK, &set, nil)
         let waited = set
-        let thread = Thread {
+        startThread(name: "kiosk.signals") {
             var set = waited
             while true {
                 var signo: Int32 = 0
@@ -55,7 +55,5 @@ public final class SignalHandling {
                 }
             }
         }
-        thread.name = "kiosk.signals"
-        thread.start()
     }
 }

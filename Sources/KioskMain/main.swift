@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import Foundation
 import Commands
+import Glibc
+import Platform
 
-exit(KioskCommand.main(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment))
+exit(KioskCommand.main(arguments: CommandLine.arguments, environment: Files.environment()))

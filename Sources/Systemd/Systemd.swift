@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import CSystemd
-import Foundation
 import Glibc
 
 /// Tells the service manager how the kiosk is doing (sd_notify): READY=1 after the first frame,

@@ -117,7 +117,10 @@ final class StopAndReportTests: XCTestCase {
         let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: shiftJIS, moduleSize: 4)),
                               buzzer: nil, hook: hook, logger: logger, stop: StopSignal())
         _ = try svc.run()
-        hook.shutDown(graceNs: 10_000_000_000)
+        // shutDown drops what waits: let the one run finish first.
+        let end = monotonicNanoseconds() + 10_000_000_000
+        while hook.finished < 1 && monotonicNanoseconds() < end { usleep(5_000) }
+        hook.shutDown()
         XCTAssertEqual(lines.of("scan").first?["data"], "日本語")
         XCTAssertEqual(FileManager.default.contents(atPath: out).map { Array($0) }, shiftJIS, "\(lines.all)")
     }

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: Apache-2.0
+#define _GNU_SOURCE
+#include "cplatform.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+void kiosk_set_thread_name(const char *name) {
+    char short_name[16];
+    strncpy(short_name, name, sizeof short_name - 1);
+    short_name[sizeof short_name - 1] = 0;
+    pthread_setname_np(pthread_self(), short_name);
+}
+
+int kiosk_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }

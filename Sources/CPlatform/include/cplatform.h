@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+/* The GNU extensions glibc hides without _GNU_SOURCE, which Swift's Glibc module does not define. */
+#ifndef KIOSK_CPLATFORM_H
+#define KIOSK_CPLATFORM_H
+
+/* Names the calling thread (at most 15 characters are kept), as top and /proc/PID/task show it. */
+void kiosk_set_thread_name(const char *name);
+/* pipe2(fds, O_CLOEXEC): 0, or -1 and errno. */
+int kiosk_pipe_cloexec(int fds[2]);
+
+#endif

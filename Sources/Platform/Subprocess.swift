@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+import CPlatform
+import Glibc
+
+/// Runs a program (never through a shell) and returns what it printed on stdout, nil when it
+/// could not be started. stdin and stderr are /dev/null. For short questions such as
+/// `systemctl is-active kiosk.service`; the scan program has its own runner (timeouts, stdin).
+public func programOutput(_ path: String, _ arguments: [String]) -> String? {
+    var pipeFDs: [Int32] = [-1, -1]
+    guard kiosk_pipe_cloexec(&pipeFDs) == 0 else { return nil }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let status = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    close(pipeFDs[1])
+    guard status == 0 else { close(pipeFDs[0]); return nil }
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = read(pipeFDs[0], &buffer, buffer.count)
+        if n > 0 { output += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else { break }
+    }
+    close(pipeFDs[0])
+    var waitStatus: Int32 = 0
+    while waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR {}
+    return String(decoding: output, as: UTF8.self)
+}
+
+/// The wall clock as ISO 8601 in UTC, to the second ("2026-12-01T09:45:00Z"): for captions only;
+/// nothing times itself by it.
+public func utcTimestamp() -> String {
+    var now = time(nil)
+    var parts = tm()
+    gmtime_r(&now, &parts)
+    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+}
