@@ -9,6 +9,7 @@
 //               mounts, brightness, the torch, repeat and decode-gate policies, back-off and rate
 //               limits, configuration, log text; its tests link nothing else (make test-core)
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
+//   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
 //   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
 //               metrics, the scan program, signals, the log's output
