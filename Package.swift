@@ -50,14 +50,14 @@ let package = Package(
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "CZint", "CQRencode"],
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode"],
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "TestSupport"]),
         .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Camera", "Scene", "TestSupport"]),
-        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "TestSupport"]),
-        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
+        .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
+        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v5]

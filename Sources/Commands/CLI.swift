@@ -4,6 +4,7 @@ import Decoder
 import GPIO
 import Glibc
 import Kiosk
+import Platform
 import Policy
 import Systemd
 
@@ -239,7 +240,7 @@ struct OutputLines {
         }
         if let line = config.buzzerLine {
             let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.buzzerActiveLow, onDrive: onDrive)
-            let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, scheduler: DispatchScheduler())
+            let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, clock: MonotonicClock(label: "kiosk.buzzer"))
             buzzer.onError = failures.report
             self.buzzer = buzzer
         }

@@ -4,6 +4,7 @@ import Decoder
 import Foundation
 import Kiosk
 import Glibc
+import Platform
 import Policy
 import Scene
 

@@ -1,20 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Dispatch
 import Platform
-
-/// Runs a piece of work later. The buzzer takes one so that tests can drive time by hand.
-public protocol Scheduler: AnyObject {
-    func after(milliseconds: Int, _ work: @escaping @Sendable () -> Void)
-}
-
-/// Work on a private serial queue at real time.
-public final class DispatchScheduler: Scheduler {
-    private let queue: DispatchQueue
-    public init(label: String = "kiosk.buzzer") { queue = DispatchQueue(label: label) }
-    public func after(milliseconds: Int, _ work: @escaping @Sendable () -> Void) {
-        queue.asyncAfter(deadline: .now() + .milliseconds(milliseconds), execute: work)
-    }
-}
 
 /// The success beep: the buzzer line goes active and, `beepMilliseconds` later, inactive again,
 /// without the frame loop waiting for it. A beep during a beep lengthens it to end
@@ -23,7 +8,7 @@ public final class DispatchScheduler: Scheduler {
 public final class Buzzer: @unchecked Sendable {  // state guarded by `lock`
     public let output: SwitchedOutput
     public let beepMilliseconds: Int
-    private let scheduler: Scheduler
+    private let clock: Clock
     private let lock = Lock()
     /// Bumped by each beep; a scheduled "off" only acts if no newer beep has come since.
     private var generation = 0
@@ -31,10 +16,10 @@ public final class Buzzer: @unchecked Sendable {  // state guarded by `lock`
     /// Called with the error when a beep cannot drive the line; scanning goes on.
     public var onError: (Error) -> Void = { _ in }
 
-    public init(output: SwitchedOutput, beepMilliseconds: Int, scheduler: Scheduler) {
+    public init(output: SwitchedOutput, beepMilliseconds: Int, clock: Clock) {
         self.output = output
         self.beepMilliseconds = beepMilliseconds
-        self.scheduler = scheduler
+        self.clock = clock
     }
 
     public func beep() {
@@ -44,7 +29,7 @@ public final class Buzzer: @unchecked Sendable {  // state guarded by `lock`
         generation += 1
         let mine = generation
         do { try output.set(active: true) } catch { onError(error) }
-        scheduler.after(milliseconds: beepMilliseconds) { [weak self] in self?.endBeep(generation: mine) }
+        clock.schedule(afterNs: UInt64(beepMilliseconds) * 1_000_000) { [weak self] in self?.endBeep(generation: mine) }
     }
 
     private func endBeep(generation g: Int) {

@@ -18,6 +18,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     public let queueLimit: Int
     private let environment: [String: String]
     private let logger: Logger
+    private let clock: Clock
     private let condition = Condition()
     private var queue: [(symbology: String, payload: [UInt8])] = []
     private var stopping = false
@@ -31,7 +32,9 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     public private(set) var finished = 0
 
     public init(program: String, environment: [String: String], logger: Logger,
-                timeoutNs: UInt64 = 5_000_000_000, killGraceNs: UInt64 = 1_000_000_000, queueLimit: Int = 4) {
+                timeoutNs: UInt64 = 5_000_000_000, killGraceNs: UInt64 = 1_000_000_000, queueLimit: Int = 4,
+                clock: Clock = MonotonicClock()) {
+        self.clock = clock
         self.program = program
         self.environment = environment.filter { $0.key != "KIOSK_CODE" && $0.key != "KIOSK_SYMBOLOGY" }
         self.logger = logger
@@ -71,8 +74,8 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         queue.removeAll()
         condition.broadcast()
         condition.unlock()
-        let deadline = monotonicNanoseconds() + graceNs
-        while !isIdle && monotonicNanoseconds() < deadline { usleep(5_000) }
+        let deadline = clock.now() + graceNs
+        while !isIdle && clock.now() < deadline { usleep(5_000) }
         condition.lock()
         let group = runningGroup
         condition.unlock()
@@ -105,7 +108,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     }
 
     private func run(symbology: String, payload: [UInt8]) {
-        let started = monotonicNanoseconds()
+        let started = clock.now()
         var stdinPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
         // Close-on-exec: only the ends dup'ed onto 0, 1 and 2 reach the program. This thread is
         // the only one that starts programs, so nothing can fork between pipe and fcntl.
@@ -195,11 +198,11 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             if n > 0 && output.count < 4096 { output += scratch.prefix(min(n, 4096 - output.count)) }
             let r = waitpid(pid, &status, WNOHANG)
             if r == pid { break }
-            let elapsed = monotonicNanoseconds() - started
+            let elapsed = clock.now() - started
             if terminatedAt == nil && elapsed >= timeoutNs {
                 kill(-pid, SIGTERM)
-                terminatedAt = monotonicNanoseconds()
-            } else if let t = terminatedAt, !killed, monotonicNanoseconds() - t >= killGraceNs {
+                terminatedAt = clock.now()
+            } else if let t = terminatedAt, !killed, clock.now() - t >= killGraceNs {
                 kill(-pid, SIGKILL)
                 killed = true
             }
@@ -207,7 +210,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         }
         // Whatever it started in its group goes with it.
         kill(-pid, SIGKILL)
-        let ms = Double(monotonicNanoseconds() - started) / 1e6
+        let ms = Double(clock.now() - started) / 1e6
         var fields: [(String, LogValue)] = [("program", .text(program))]
         let exited = (status & 0x7f) == 0
         if exited {

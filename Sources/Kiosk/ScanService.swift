@@ -2,6 +2,7 @@
 import Camera
 import Decoder
 import GPIO
+import Platform
 import Policy
 import Systemd
 
@@ -41,7 +42,7 @@ public final class ScanService {
     let torch: Torch?
     let notifier: ServiceNotifier?
     let stats: StatsReporter?
-    let clock: ServiceClock
+    let clock: Clock
     let processStartNs: UInt64
     public var backoff = Backoff()
     /// How long a camera that cannot be opened at start is retried before the service gives up (exit 69).
@@ -81,7 +82,7 @@ public final class ScanService {
 
     public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
                 torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, logger: Logger,
-                stop: StopSignal, clock: ServiceClock = SystemClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
+                stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
         self.notifier = notifier
         self.stats = stats
         self.configuration = configuration

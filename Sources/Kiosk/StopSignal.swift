@@ -3,27 +3,6 @@ import Dispatch
 import Glibc
 import Platform
 
-/// Asks the frame loop to stop. Set by SIGTERM/SIGINT (or by a test); read by the loop between
-/// frames and while it waits for the camera, which it never does for long.
-public final class StopSignal: @unchecked Sendable {  // guarded by `lock`
-    private let lock = Lock()
-    private var reason: String?
-
-    public init() {}
-
-    public func request(_ why: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if reason == nil { reason = why }
-    }
-
-    public var requested: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return reason
-    }
-}
-
 /// Routes SIGTERM and SIGINT to a `StopSignal`. A second signal while stopping ends the process
 /// at once (`onSecondSignal`): whoever sends two means it. SIGHUP, which asks many daemons to
 /// reload, is logged and ignored: the configuration is read once, at start. SIGPIPE is ignored so

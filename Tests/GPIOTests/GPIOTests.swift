@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import GPIO
+import Platform
 import TestSupport
 import Glibc
 import XCTest
@@ -40,43 +41,43 @@ final class SwitchedOutputTests: XCTestCase {
 
 final class BuzzerTests: XCTestCase {
     func testBeepLastsItsLengthWithoutBlocking() throws {
-        let chip = FakeChip(), clock = ManualScheduler()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        let chip = FakeChip(), clock = ManualClock(startNs: 0)
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
         buzzer.beep()  // returns at once: the line is on, the off is scheduled
         XCTAssertEqual(chip.levels[18], [0, 1])
-        clock.advance(to: 119)
+        clock.advance(toMs: 119)
         XCTAssertEqual(chip.levels[18], [0, 1])
-        clock.advance(to: 120)
+        clock.advance(toMs: 120)
         XCTAssertEqual(chip.levels[18], [0, 1, 0])
     }
 
     func testASecondBeepDuringTheFirstLengthensIt() throws {
-        let chip = FakeChip(), clock = ManualScheduler()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: true), beepMilliseconds: 100, scheduler: clock)
+        let chip = FakeChip(), clock = ManualClock(startNs: 0)
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: true), beepMilliseconds: 100, clock: clock)
         buzzer.beep()
-        clock.advance(to: 60)
+        clock.advance(toMs: 60)
         buzzer.beep()
-        clock.advance(to: 100)  // the first beep's end no longer applies
+        clock.advance(toMs: 100)  // the first beep's end no longer applies
         XCTAssertEqual(chip.levels[18], [1, 0, 0])
-        clock.advance(to: 160)
+        clock.advance(toMs: 160)
         XCTAssertEqual(chip.levels[18], [1, 0, 0, 1])
     }
 
     func testShutDownMidBeepSilencesAndReleases() throws {
-        let chip = FakeChip(), clock = ManualScheduler()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        let chip = FakeChip(), clock = ManualClock(startNs: 0)
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
         buzzer.beep()
         buzzer.shutDown()
         XCTAssertEqual(chip.levels[18], [0, 1, 0])
         XCTAssertEqual(chip.released, [18])
-        clock.advance(to: 500)  // the scheduled end finds a released line and does nothing
+        clock.advance(toMs: 500)  // the scheduled end finds a released line and does nothing
         buzzer.beep()
         XCTAssertEqual(chip.levels[18], [0, 1, 0])
     }
 
     func testAFailedWriteIsReportedAndScanningGoesOn() throws {
-        let chip = FakeChip(), clock = ManualScheduler()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+        let chip = FakeChip(), clock = ManualClock(startNs: 0)
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
         var errors: [String] = []
         buzzer.onError = { errors.append(String(describing: $0)) }
         chip.failWrites = true
@@ -87,7 +88,7 @@ final class BuzzerTests: XCTestCase {
 
     func testRealSchedulerEndsTheBeep() throws {
         let chip = FakeChip()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 3, activeLow: false), beepMilliseconds: 20, scheduler: DispatchScheduler())
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 3, activeLow: false), beepMilliseconds: 20, clock: MonotonicClock())
         let done = expectation(description: "beep ended")
         buzzer.beep()
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { done.fulfill() }

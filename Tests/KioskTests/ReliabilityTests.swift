@@ -4,29 +4,13 @@ import Camera
 import Decoder
 import GPIO
 @testable import Kiosk
+import Platform
 import Policy
 @testable import Systemd
 import TestSupport
 import XCTest
 
 /// Time that moves only when the service sleeps or a source says it waited.
-final class FakeClock: ServiceClock {
-    var nowNs: UInt64 = 1_000_000_000
-    var sleeps: [UInt64] = []
-    /// Called after each sleep, with the total slept so far (tests stop the service from here).
-    var afterSleep: () -> Void = {}
-
-    func now() -> UInt64 { nowNs }
-
-    func sleep(ns: UInt64, unless stop: StopSignal) -> Bool {
-        guard stop.requested == nil else { return false }
-        sleeps.append(ns)
-        nowNs += ns
-        afterSleep()
-        return stop.requested == nil
-    }
-}
-
 /// A camera that does what its script says: frames, failures, silence, and openings that fail.
 final class FaultySource: FrameSource {
     enum Step {
@@ -40,7 +24,7 @@ final class FaultySource: FrameSource {
     var script: [Step]
     /// Errors for the next `open` calls, in order; an open with none left succeeds.
     var openFailures: [CameraError] = []
-    var clock: FakeClock?
+    var clock: ManualClock?
     var afterFrame: (Int) -> Void = { _ in }
     private(set) var opens = 0
     private(set) var closes = 0
@@ -50,7 +34,7 @@ final class FaultySource: FrameSource {
     var exposure: CameraExposure? { nil }
     private let picture = GrayImage(width: 64, height: 48, fill: 128)
 
-    init(script: [Step], openFailures: [CameraError] = [], clock: FakeClock? = nil) {
+    init(script: [Step], openFailures: [CameraError] = [], clock: ManualClock? = nil) {
         self.script = script
         self.openFailures = openFailures
         self.clock = clock
@@ -100,7 +84,7 @@ final class ReliabilityTests: XCTestCase {
         func of(_ event: String) -> [[String: String]] { all.map(Logfmt.fields).filter { $0["event"] == event } }
     }
 
-    func service(_ source: FrameSource, clock: FakeClock, stop: StopSignal = StopSignal()) -> (ScanService, Lines) {
+    func service(_ source: FrameSource, clock: ManualClock, stop: StopSignal = StopSignal()) -> (ScanService, Lines) {
         let lines = Lines()
         let logger = Logger(level: .debug) { lines.all.append($0) }
         return (ScanService(configuration: Configuration(), source: source, buzzer: nil, logger: logger, stop: stop, clock: clock), lines)
@@ -114,7 +98,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testLostCameraIsReopenedWithBackoffAndScanningResumes() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let source = FaultySource(script: [.frames(5), .fail(enodev), .frames(5)], clock: clock)
         let (svc, lines) = service(source, clock: clock)
         var lostCalls = 0
@@ -137,7 +121,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testAStalledCameraCountsAsLostAfterTwoSeconds() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         // 100 ms per empty wait: 20 of them make the 2 s stall.
         let source = FaultySource(script: [.frames(3), .silence(25), .frames(2)], clock: clock)
         let (svc, lines) = service(source, clock: clock)
@@ -148,7 +132,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testShortSilencesAreNotALoss() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let source = FaultySource(script: [.frames(3), .silence(19), .frames(2), .silence(19), .frames(1)], clock: clock)
         let (svc, lines) = service(source, clock: clock)
         XCTAssertEqual(try svc.run(), .sourceEnded)
@@ -156,7 +140,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testStartupRetriesForThirtySecondsThenGivesUp() {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 100), clock: clock)
         let (svc, lines) = service(source, clock: clock)
         XCTAssertThrowsError(try svc.run()) { error in XCTAssertEqual((error as? CameraError)?.errno, ENOENT) }
@@ -166,7 +150,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testCameraThatComesBackDuringStartup() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let source = FaultySource(script: [.frames(1)], openFailures: [enoent, enoent], clock: clock)
         let (svc, lines) = service(source, clock: clock)
         XCTAssertEqual(try svc.run(), .sourceEnded)
@@ -174,7 +158,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testStopDuringBackoffEndsAtOnce() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let stop = StopSignal()
         let source = FaultySource(script: [.frames(2), .fail(enodev), .frames(100)], openFailures: [], clock: clock)
         let (svc, _) = service(source, clock: clock, stop: stop)
@@ -185,7 +169,7 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testStopWhileStartingUpEndsAtOnce() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         let stop = StopSignal()
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 100), clock: clock)
         let (svc, _) = service(source, clock: clock, stop: stop)
@@ -195,7 +179,7 @@ final class ReliabilityTests: XCTestCase {
 
     func testStopRequestEndsTheLoopAndClosesTheCamera() throws {
         let stop = StopSignal()
-        let clock = FakeClock()
+        let clock = ManualClock()
         let source = FaultySource(script: [.frames(1000)], clock: clock)
         let (svc, _) = service(source, clock: clock, stop: stop)
         source.afterFrame = { n in if n == 5 { stop.request("SIGTERM") } }
@@ -217,7 +201,7 @@ final class ReliabilityTests: XCTestCase {
         let device = FakeV4L2Device()
         let camera = yuyvCamera(device)
         device.fail(.poll, errno: EIO, onCall: 4)
-        let clock = FakeClock()
+        let clock = ManualClock()
         let stop = StopSignal()
         let (svc, lines) = service(camera, clock: clock, stop: stop)
         var frames = 0
@@ -236,7 +220,7 @@ final class ReliabilityTests: XCTestCase {
         let device = FakeV4L2Device()
         let camera = yuyvCamera(device)
         for n in stride(from: 2, to: 100, by: 2) { device.fail(.dequeueBuffer, errno: EINTR, onCall: n) }
-        let clock = FakeClock()
+        let clock = ManualClock()
         let stop = StopSignal()
         let (svc, lines) = service(camera, clock: clock, stop: stop)
         svc.onFrame = FrameCounter(stop: stop, limit: 60) { _ in }.count
@@ -248,7 +232,7 @@ final class ReliabilityTests: XCTestCase {
     func testHundredLossesLeakNoDescriptorOrMapping() throws {
         let device = FakeV4L2Device()
         let camera = yuyvCamera(device)
-        let clock = FakeClock()
+        let clock = ManualClock()
         let stop = StopSignal()
         let (svc, _) = service(camera, clock: clock, stop: stop)
         // Warm up once (first open, first mapping of Foundation's own bits), then count.
@@ -273,16 +257,16 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testFailingBuzzerWritesAreLoggedOnceAMinuteAndScanningGoesOn() throws {
-        let chip = FakeChip(), clock = FakeClock(), timer = ManualScheduler()
+        // One clock drives the beep's end and the rate limit.
+        let chip = FakeChip(), clock = ManualClock()
         let lines = Lines()
         let logger = Logger { lines.all.append($0) }
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 100, scheduler: timer)
+        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 100, clock: clock)
         buzzer.onError = GPIOWriteFailures(logger: logger, clock: clock).report
         chip.failWrites = true
-        for _ in 0..<30 {  // a beep every 5 s for 150 s: two writes each
+        for _ in 0..<30 {  // a beep every 5 s for 150 s: two writes each (on, and off 100 ms later)
             buzzer.beep()
-            timer.advance(to: timer.now + 100)
-            clock.nowNs += 5_000_000_000
+            clock.advance(byMs: 5000)
         }
         let said = lines.all.filter { $0.contains("event=gpio_write_failed") }
         XCTAssertEqual(said.count, 3, "at 0 s, 60 s and 120 s")

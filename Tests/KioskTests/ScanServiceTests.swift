@@ -4,6 +4,7 @@ import Camera
 import Decoder
 import GPIO
 @testable import Kiosk
+import Platform
 import Policy
 import Scene
 @testable import Systemd
@@ -18,12 +19,12 @@ final class ScanServiceTests: XCTestCase {
     }
 
     func service(_ source: FrameSource, config: Configuration = Configuration(), chip: FakeChip? = nil,
-                 clock: ManualScheduler? = nil, stop: StopSignal = StopSignal()) throws -> (ScanService, Lines) {
+                 clock: ManualClock? = nil, stop: StopSignal = StopSignal()) throws -> (ScanService, Lines) {
         let lines = Lines()
         let logger = Logger(level: .debug) { lines.all.append($0) }
         var buzzer: Buzzer?
         if let chip, let clock {
-            buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, scheduler: clock)
+            buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
         }
         return (ScanService(configuration: config, source: source, buzzer: buzzer, logger: logger, stop: stop), lines)
     }
@@ -48,12 +49,12 @@ final class ScanServiceTests: XCTestCase {
         for mount in [Mount(), Mount(rotation: .quarter, mirrored: true)] {
             var config = Configuration()
             config.mount = mount
-            let chip = FakeChip(), clock = ManualScheduler()
+            let chip = FakeChip(), clock = ManualClock(startNs: 0)
             let (svc, lines) = try service(scene(steps, duration: 11, mount: mount), config: config, chip: chip, clock: clock)
             var reportedFrames: [UInt64] = []
             svc.onReport = { _, frame in
                 reportedFrames.append(frame.sequence)
-                clock.advance(to: clock.now + 200)  // let each beep finish
+                clock.advance(byMs: 200)  // let each beep finish
             }
             XCTAssertEqual(try svc.run(), .sourceEnded)
             XCTAssertEqual(reportedFrames, [30, 270], "\(mount)")

@@ -2,6 +2,7 @@
 @testable import Commands
 import Foundation
 @testable import Kiosk
+import Platform
 import Policy
 @testable import Systemd
 import TestSupport
@@ -9,7 +10,7 @@ import XCTest
 
 final class StatsTests: XCTestCase {
     func testStatsLineEveryIntervalWithTheIntervalsFigures() throws {
-        let clock = FakeClock()
+        let clock = ManualClock()
         // 30 frames, then 25 empty waits of 100 ms each (a stall at 2 s reopens), then 30 frames.
         let source = FaultySource(script: [.frames(30), .silence(25), .frames(30)], clock: clock)
         var lines: [String] = []

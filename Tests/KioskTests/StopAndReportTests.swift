@@ -4,6 +4,7 @@ import Camera
 import Decoder
 import Foundation
 @testable import Kiosk
+import Platform
 import Policy
 import Scene
 @testable import Systemd
@@ -41,7 +42,7 @@ final class StopAndReportTests: XCTestCase {
     func testStoppingIsSentWhenAReplayEnds() throws {
         let notifier = RecordingNotifier()
         let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(3)]), buzzer: nil,
-                              notifier: notifier, logger: Logger { _ in }, stop: StopSignal(), clock: FakeClock())
+                              notifier: notifier, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertEqual(try svc.run(), .sourceEnded)
         XCTAssertTrue(notifier.messages.last?.hasPrefix("STOPPING=1\nSTATUS=stopping (end of frames)") ?? false, "\(notifier.messages)")
     }
@@ -51,7 +52,7 @@ final class StopAndReportTests: XCTestCase {
         let enoent = CameraError("/dev/video0: open", errno: ENOENT)
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 1000))
         let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil, notifier: notifier,
-                              logger: Logger { _ in }, stop: StopSignal(), clock: FakeClock())
+                              logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertThrowsError(try svc.run())
         let last = try XCTUnwrap(notifier.messages.last)
         XCTAssertTrue(last.hasPrefix("STOPPING=1\nSTATUS=stopping (camera unavailable: "), last)
@@ -64,7 +65,7 @@ final class StopAndReportTests: XCTestCase {
         let source = FaultySource(script: [.frames(100)])
         source.afterFrame = { n in if n == 5 { stop.request("SIGTERM") } }
         let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil, notifier: notifier,
-                              logger: Logger { _ in }, stop: stop, clock: FakeClock())
+                              logger: Logger { _ in }, stop: stop, clock: ManualClock())
         XCTAssertEqual(try svc.run(), .signal("SIGTERM"))
         XCTAssertEqual(notifier.messages.filter { $0.hasPrefix("STOPPING=1") }, ["STOPPING=1\nSTATUS=stopping (SIGTERM)"])
     }
@@ -74,7 +75,7 @@ final class StopAndReportTests: XCTestCase {
         let path = folder.appendingPathComponent("kiosk.prom").path
         let stats = StatsReporter(intervalSeconds: 60, metricsFile: path, logger: Logger { _ in })
         let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(7)]), buzzer: nil,
-                              stats: stats, logger: Logger { _ in }, stop: StopSignal(), clock: FakeClock())
+                              stats: stats, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         let text = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(text.contains("\nkiosk_frames_total 7\n"), text)
@@ -131,7 +132,7 @@ final class StopAndReportTests: XCTestCase {
         let enodev = CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV)
         let source = FaultySource(script: [.frames(5), .fail(enodev), .frames(5)])
         let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil,
-                              logger: Logger { _ in }, stop: StopSignal(), clock: FakeClock())
+                              logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         XCTAssertEqual(svc.reopenings, 1)
         XCTAssertEqual(svc.decoding.stats.reasons[.first], 2, "\(svc.decoding.stats.reasons)")

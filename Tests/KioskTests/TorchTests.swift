@@ -4,6 +4,7 @@ import Camera
 import Decoder
 import GPIO
 @testable import Kiosk
+import Platform
 import Policy
 import Scene
 @testable import Systemd
@@ -45,7 +46,7 @@ final class TorchTests: XCTestCase {
         var config = Configuration()
         config.fps = 10
         let source: FrameSource = reportExposure ? scene : ExposureHidden(scene)
-        let clock = FakeClock()
+        let clock = ManualClock()
         let svc = ScanService(configuration: config, source: source, buzzer: nil, torch: torch,
                               logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
         var brightness: [Double] = []

@@ -62,18 +62,3 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
         }
     }
 }
-
-/// Time moved by hand.
-public final class ManualScheduler: Scheduler, @unchecked Sendable {
-    public init() {}
-    public var now = 0
-    var pending: [(at: Int, work: () -> Void)] = []
-    public func after(milliseconds: Int, _ work: @escaping @Sendable () -> Void) { pending.append((now + milliseconds, work)) }
-    public func advance(to t: Int) {
-        now = t
-        let due = pending.filter { $0.at <= t }.sorted { $0.at < $1.at }
-        pending.removeAll { $0.at <= t }
-        due.forEach { $0.work() }
-    }
-}
-

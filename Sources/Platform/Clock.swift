@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+import Dispatch
+import Glibc
+
+/// Asks the frame loop to stop. Set by SIGTERM/SIGINT (or by a test); read by the loop between
+/// frames and while it waits for the camera, which it never does for long.
+public final class StopSignal: @unchecked Sendable {  // guarded by `lock`
+    private let lock = Lock()
+    private var reason: String?
+
+    public init() {}
+
+    public func request(_ why: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if reason == nil { reason = why }
+    }
+
+    public var requested: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return reason
+    }
+}
+
+/// The one clock of the service: everything that waits or times itself (the frame loop's back-off
+/// and stall detection, the buzzer's and the torch's timers, stats, rate limits) takes it, so that
+/// a test moves time by hand (`ManualClock` in TestSupport) and a 30 s back-off takes microseconds.
+/// Monotonic: a Pi without a real-time clock has its wall clock set by NTP after boot, and no wait
+/// may jump with it.
+public protocol Clock: AnyObject, Sendable {
+    /// Monotonic nanoseconds.
+    func now() -> UInt64
+    /// Waits `ns`, or less if `stop` is requested meanwhile. Returns false when stopped.
+    func sleep(ns: UInt64, unless stop: StopSignal) -> Bool
+    /// Runs `work` once, `ns` from now, on the clock's own thread (never the caller's).
+    func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void)
+}
+
+/// CLOCK_MONOTONIC; scheduled work runs on a private serial queue.
+public final class MonotonicClock: Clock, @unchecked Sendable {  // the queue is thread-safe
+    private let queue: DispatchQueue
+
+    public init(label: String = "kiosk.clock") { queue = DispatchQueue(label: label) }
+
+    public func now() -> UInt64 { monotonicNowNs() }
+
+    public func sleep(ns: UInt64, unless stop: StopSignal) -> Bool {
+        let end = now() + ns
+        // Short slices keep a SIGTERM during a long back-off well within its one second.
+        while stop.requested == nil {
+            let t = now()
+            if t >= end { return true }
+            usleep(UInt32(min(end - t, 50_000_000) / 1000))
+        }
+        return false
+    }
+
+    public func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void) {
+        // DispatchTime is CLOCK_MONOTONIC on Linux.
+        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(ns, UInt64(Int.max)))), execute: work)
+    }
+}
