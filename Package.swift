@@ -38,10 +38,10 @@ let package = Package(
         .target(name: "Policy"),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
-        .target(name: "Camera", dependencies: ["Policy", "CV4L2", "CPNG"]),
+        .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG"]),
         .target(name: "Decoder", dependencies: ["Policy", "CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
-        .target(name: "Scene", dependencies: ["Policy", "Camera", "Decoder", "CQRencode"]),
+        .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene"]),
@@ -54,11 +54,11 @@ let package = Package(
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
-        .testTarget(name: "CameraTests", dependencies: ["Camera", "TestSupport"]),
+        .testTarget(name: "CameraTests", dependencies: ["Camera", "Platform", "TestSupport"]),
         .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

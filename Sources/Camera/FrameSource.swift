@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Platform
 import Policy
 
 /// What the frame loop asks of a camera. V4L2 devices, replayed image folders and the simulated
@@ -46,17 +47,20 @@ public struct CameraDescription: Equatable {
 
 public struct CameraError: Error, Equatable, CustomStringConvertible {
     /// The errno behind the failure, when there is one (ENODEV, EIO, EBUSY, ...).
-    public var errno: Int32?
+    public var errno: Errno?
     public var message: String
 
-    public init(_ message: String, errno: Int32? = nil) {
+    public init(_ message: String, errno: Errno? = nil) {
         self.message = message
         self.errno = errno
     }
 
+    /// With glibc's number, as a call just set it or as a constant (`errno: ENODEV`).
+    public init(_ message: String, errno code: Int32) { self.init(message, errno: Errno(code)) }
+
     public var description: String {
         guard let errno else { return message }
-        return "\(message): \(String(cString: strerror(errno))) (errno \(errno))"
+        return "\(message): \(errno)"
     }
 }
 

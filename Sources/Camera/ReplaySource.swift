@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import Platform
 import Policy
 
 /// Plays a folder of still images as a camera (`KIOSK_CAMERA=replay:DIR`).

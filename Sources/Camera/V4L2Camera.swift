@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CV4L2
 import Glibc
+import Platform
 import Policy
 
 /// A V4L2 pixel format code from its four characters ("YUYV").

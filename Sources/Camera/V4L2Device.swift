@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CV4L2
 import Glibc
+import Platform
 
 // The V4L2 calls the camera needs, one function per ioctl, as Swift values. Every failure is a
 // `CameraError` carrying errno; nothing returns -1 upward. EINTR is retried here so the camera

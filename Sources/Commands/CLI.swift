@@ -142,8 +142,7 @@ public enum KioskCommand {
             return ExitStatus.unavailable
         }
         let buzzer = lines.buzzer, torch = lines.torch
-        outputs.buzzer = buzzer
-        outputs.torch = torch
+        outputs.hold(buzzer: buzzer, torch: torch)
         defer { outputs.silence() }
 
         let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger) }
@@ -212,12 +211,17 @@ public enum KioskCommand {
 }
 
 /// What must be left inactive if the process has to end at once (a second signal).
-final class OutputsOnExit: @unchecked Sendable {
-    var buzzer: Buzzer?
-    var torch: Torch?
+/// Set by the frame loop's thread, used by the signal thread: both under `lock`. The outputs'
+/// own locks make a shutdown while the frame loop drives a line safe.
+final class OutputsOnExit: @unchecked Sendable {  // guarded by `lock`
+    private let lock = Lock()
+    private var buzzer: Buzzer?
+    private var torch: Torch?
+    func hold(buzzer: Buzzer?, torch: Torch?) { lock.withLock { self.buzzer = buzzer; self.torch = torch } }
     func silence() {
-        buzzer?.shutDown()
-        torch?.shutDown()
+        let (b, t) = lock.withLock { (buzzer, torch) }
+        b?.shutDown()
+        t?.shutDown()
     }
 }
 

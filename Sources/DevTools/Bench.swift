@@ -137,11 +137,8 @@ public enum Bench {
         var config = Configuration()
         config.uprightROI = BenchWorkload.roi
         config.fps = workload.fps
-        let saved = DecodePipeline.defaultDensity
-        DecodePipeline.defaultDensity = density
         let service = ScanService(configuration: config, source: scene, buzzer: nil, logger: Logger(level: .error) { _ in },
-                                  stop: StopSignal())
-        DecodePipeline.defaultDensity = saved
+                                  stop: StopSignal(), decodeDensity: density)
         let baseline = BarcodeScanner(symbologies: config.symbologies, density: 1)
         let estimator = BrightnessEstimator()
         var kioskFirst: [String: Int] = [:], baselineFirst: [String: Int] = [:]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import CGPIO
 import Glibc
+import Platform
 
 /// A GPIO chip the kiosk drives outputs on. The real one is `LibgpiodChip`; `SimulatedChip`
 /// stands in with `KIOSK_GPIO_CHIP=sim`; the tests bring their own fakes.
@@ -35,11 +36,15 @@ public struct GPIOError: Error, Equatable, CustomStringConvertible {
     public var chip: String
     public var line: Int?
     public var message: String
-    public var errno: Int32?
+    public var errno: Errno?
     /// Who holds the line when it is busy, as the kernel names the consumer.
     public var heldBy: String?
 
-    public init(chip: String, line: Int? = nil, message: String, errno: Int32? = nil, heldBy: String? = nil) {
+    public init(chip: String, line: Int? = nil, message: String, errno code: Int32, heldBy: String? = nil) {
+        self.init(chip: chip, line: line, message: message, errno: Errno(code), heldBy: heldBy)
+    }
+
+    public init(chip: String, line: Int? = nil, message: String, errno: Errno? = nil, heldBy: String? = nil) {
         self.chip = chip
         self.line = line
         self.message = message
@@ -51,7 +56,7 @@ public struct GPIOError: Error, Equatable, CustomStringConvertible {
         var s = "GPIO chip \(chip)"
         if let line { s += " line \(line)" }
         s += ": \(message)"
-        if let errno { s += " (\(String(cString: strerror(errno))))" }
+        if let errno { s += " (\(errno.message))" }
         if let heldBy { s += "; held by \"\(heldBy)\"" }
         return s
     }

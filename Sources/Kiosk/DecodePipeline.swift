@@ -54,8 +54,8 @@ public final class DecodePipeline {
     private var finished: [Worker.Result] = []
 
     /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, README).
-    /// Read when a pipeline is made; only the bench changes it.
-    public nonisolated(unsafe) static var defaultDensity = 1
+    /// The bench measures other densities by giving them to `ScanService` (`decodeDensity:`).
+    public static let defaultDensity = 1
 
     public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity,
                 gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil) {

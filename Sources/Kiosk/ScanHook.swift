@@ -28,8 +28,12 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     /// Longest payload also given in `KIOSK_CODE`.
     public static let environmentLimit = 65_536
 
-    public private(set) var dropped = 0
-    public private(set) var finished = 0
+    private var droppedCount = 0
+    private var finishedCount = 0
+    /// Codes dropped from a full queue, and programs run to their end (read under the lock: the
+    /// worker thread writes them).
+    public var dropped: Int { condition.lock(); defer { condition.unlock() }; return droppedCount }
+    public var finished: Int { condition.lock(); defer { condition.unlock() }; return finishedCount }
 
     public init(program: String, environment: [String: String], logger: Logger,
                 timeoutNs: UInt64 = 5_000_000_000, killGraceNs: UInt64 = 1_000_000_000, queueLimit: Int = 4,
@@ -51,9 +55,9 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         guard !stopping else { return }
         if queue.count >= queueLimit {
             queue.removeFirst()
-            dropped += 1
+            droppedCount += 1
             logger.warning("hook_dropped", ["reason": "the previous codes' programs are still running; the oldest waiting code was dropped",
-                                            "queue": .int(queueLimit), "dropped": .int(dropped)])
+                                            "queue": .int(queueLimit), "dropped": .int(droppedCount)])
         }
         queue.append((symbology, payload))
         condition.signal()
@@ -101,7 +105,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             run(symbology: job.symbology, payload: job.payload)
             condition.lock()
             busy = false
-            finished += 1
+            finishedCount += 1
             runningGroup = 0
             condition.unlock()
         }

@@ -82,7 +82,8 @@ public final class ScanService {
 
     public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
                 torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, logger: Logger,
-                stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds()) {
+                stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
+                decodeDensity: Int = DecodePipeline.defaultDensity) {
         self.notifier = notifier
         self.stats = stats
         self.configuration = configuration
@@ -95,7 +96,7 @@ public final class ScanService {
         self.clock = clock
         self.processStartNs = processStartNs
         stallNs = max(2_000_000_000, UInt64(4e9 / configuration.fps))
-        decoding = DecodePipeline(symbologies: configuration.symbologies)
+        decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
     }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import Platform
 import Policy
 
 /// What the kiosk has done, as the `stats` event and the metrics file show it.
@@ -138,7 +139,10 @@ public final class StatsReporter {
     }
 }
 
+/// A failed system call and what it was for ("rename to /var/lib/kiosk/kiosk.prom: ...").
 struct SystemCallError: Error, CustomStringConvertible {
-    var description: String
-    init(_ what: String, _ errno: Int32) { description = "\(what): \(String(cString: strerror(errno)))" }
+    var what: String
+    var errno: Errno
+    init(_ what: String, _ code: Int32) { self.what = what; errno = Errno(code) }
+    var description: String { "\(what): \(errno.message)" }
 }

@@ -29,7 +29,8 @@ public final class Torch {
 
     public func resume(at t: UInt64) { apply(policy.resume(at: t)) }
 
-    /// Off and released, on every way out.
+    /// Off and released, on every way out. Safe from another thread (the signal thread on a
+    /// second signal): it touches only the output, which has its own lock.
     public func shutDown() { output?.shutDown() }
 
     private func apply(_ list: [TorchPolicy.Change]) {

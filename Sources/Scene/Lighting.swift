@@ -15,9 +15,9 @@ import Policy
 ///
 /// Not modelled: colour, gamma, motion blur, flicker of mains lighting, a torch that lights the
 /// near code more than the far wall, rolling shutter.
-public struct Lighting {
+public struct Lighting: Sendable {
     /// Room illuminance at script time t (seconds).
-    public var ambient: (Double) -> Double
+    public var ambient: @Sendable (Double) -> Double
     public var torchIlluminance: Double = 0.6
     public var torchDelay: Double = 0.15
     public var autoExposure = false
@@ -28,12 +28,12 @@ public struct Lighting {
     /// Shadows: during `from`..<`to` seconds, the upright region `area` gets `factor` of the light.
     public var shadows: [(from: Double, to: Double, area: NormalizedRect, factor: Double)] = []
 
-    public init(ambient: @escaping (Double) -> Double) {
+    public init(ambient: @escaping @Sendable (Double) -> Double) {
         self.ambient = ambient
     }
 
     /// A room that goes from `from` to `to` illuminance between `start` and `end` seconds.
-    public static func ramp(from a: Double, to b: Double, start: Double, end: Double) -> (Double) -> Double {
+    public static func ramp(from a: Double, to b: Double, start: Double, end: Double) -> @Sendable (Double) -> Double {
         { t in t <= start ? a : t >= end ? b : a + (b - a) * (t - start) / (end - start) }
     }
 }

@@ -2,6 +2,7 @@
 import Camera
 import Decoder
 import Glibc
+import Platform
 import Policy
 
 /// A simulated camera looking at the kiosk's window: a script of codes held up at given places

@@ -2,10 +2,12 @@
 @testable import Camera
 import Foundation
 import Glibc
+import Platform
+import Synchronization
 import XCTest
 
 /// Counts SIGUSR1 deliveries; a C signal handler cannot capture context.
-private var interruptions: Int32 = 0
+private let interruptions = Atomic<Int32>(0)
 
 /// The real device over libv4l2. There is no camera on the build machine, so these exercise the
 /// library link, errno reporting and EINTR handling with files and pipes.
@@ -13,13 +15,13 @@ final class LibV4L2DeviceTests: XCTestCase {
     func testOpeningSomethingThatIsNotAV4L2DeviceFailsWithENOTTY() {
         // libv4l2 opens the file, then VIDIOC_QUERYCAP fails: /dev/null knows no ioctls.
         XCTAssertThrowsError(try LibV4L2Device().open(path: "/dev/null")) { error in
-            XCTAssertEqual((error as? CameraError)?.errno, ENOTTY)
+            XCTAssertEqual((error as? CameraError)?.errno, Errno(ENOTTY))
         }
     }
 
     func testOpeningAMissingDeviceFailsWithENOENT() {
         XCTAssertThrowsError(try LibV4L2Device().open(path: "/dev/video-kiosk-does-not-exist")) { error in
-            XCTAssertEqual((error as? CameraError)?.errno, ENOENT)
+            XCTAssertEqual((error as? CameraError)?.errno, Errno(ENOENT))
             XCTAssertTrue(((error as? CameraError)?.message ?? "").contains("/dev/video-kiosk-does-not-exist"))
         }
     }
@@ -29,7 +31,7 @@ final class LibV4L2DeviceTests: XCTestCase {
         let fdsBefore = openDescriptorCount()
         XCTAssertThrowsError(try camera.open()) { error in
             let error = error as? CameraError
-            XCTAssertEqual(error?.errno, ENOTTY)
+            XCTAssertEqual(error?.errno, Errno(ENOTTY))
             XCTAssertTrue(error?.message.hasPrefix("/dev/null") ?? false)
         }
         XCTAssertEqual(openDescriptorCount(), fdsBefore)
@@ -71,12 +73,12 @@ final class LibV4L2DeviceTests: XCTestCase {
 
         // A handler without SA_RESTART: poll is interrupted with EINTR (it never restarts anyway).
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in interruptions += 1 }
+        action.__sigaction_handler.sa_handler = { _ in interruptions.add(1, ordering: .relaxed) }
         var previous = sigaction()
         XCTAssertEqual(sigaction(SIGUSR1, &action, &previous), 0)
         defer { sigaction(SIGUSR1, &previous, nil) }
 
-        interruptions = 0
+        interruptions.store(0, ordering: .relaxed)
         let target = pthread_self()
         // A storm of signals, one every 40 ms for up to 3 s. A poll that restarted its whole
         // timeout after each EINTR would not return until the storm ends; the right one returns
@@ -98,7 +100,7 @@ final class LibV4L2DeviceTests: XCTestCase {
         let elapsedMs = (monotonicNanoseconds() - start) / 1_000_000
         pollReturned.lock.lock(); pollReturned.done = true; pollReturned.lock.unlock()
         XCTAssertFalse(ready)
-        XCTAssertGreaterThanOrEqual(interruptions, 2, "the signals did not arrive during poll")
+        XCTAssertGreaterThanOrEqual(interruptions.load(ordering: .relaxed), 2, "the signals did not arrive during poll")
         XCTAssertGreaterThanOrEqual(elapsedMs, 295)
         XCTAssertLessThan(elapsedMs, 2500)
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Foundation
+import Platform
 import Policy
 import XCTest
 
@@ -208,7 +209,7 @@ final class ReplaySourceTests: XCTestCase {
     func testMissingFolderFailsToOpen() {
         let path = folder.file("not-there")
         let error = openError(ReplaySource(directory: path, fps: 10))
-        XCTAssertEqual(error?.errno, ENOENT)
+        XCTAssertEqual(error?.errno, Errno(ENOENT))
         XCTAssertTrue(error?.description.contains("replay:\(path)") ?? false)
         XCTAssertTrue(error?.description.contains("No such file or directory") ?? false, "\(String(describing: error))")
     }
@@ -216,7 +217,7 @@ final class ReplaySourceTests: XCTestCase {
     func testAFileGivenAsFolderFailsToOpen() throws {
         try writeFlat("a.pgm", value: 1)
         let error = openError(ReplaySource(directory: folder.file("a.pgm"), fps: 10))
-        XCTAssertEqual(error?.errno, ENOTDIR)
+        XCTAssertEqual(error?.errno, Errno(ENOTDIR))
     }
 
     func testNonPositiveFPSFailsToOpen() throws {

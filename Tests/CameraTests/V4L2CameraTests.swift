@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Platform
 import Policy
 import TestSupport
 import Glibc
@@ -363,7 +364,7 @@ final class V4L2CameraTests: XCTestCase {
         fake.fail(.streamOff, errno: ENODEV)
 
         XCTAssertThrowsError(try camera.nextFrame(timeoutMs: 100)) { error in
-            XCTAssertEqual((error as? CameraError)?.errno, ENODEV)
+            XCTAssertEqual((error as? CameraError)?.errno, Errno(ENODEV))
             XCTAssertTrue(((error as? CameraError)?.message ?? "").contains("/dev/video9"))
         }
         camera.close()  // STREAMOFF fails too; everything is still released.
@@ -376,7 +377,7 @@ final class V4L2CameraTests: XCTestCase {
         _ = try camera.open()
         fake.fail(.poll, errno: EIO)
         XCTAssertThrowsError(try camera.nextFrame(timeoutMs: 100)) { error in
-            XCTAssertEqual((error as? CameraError)?.errno, EIO)
+            XCTAssertEqual((error as? CameraError)?.errno, Errno(EIO))
         }
         camera.close()
         assertReleased(fake)
@@ -390,7 +391,7 @@ final class V4L2CameraTests: XCTestCase {
         _ = try nextFrame(camera)
         fake.fail(.queueBuffer, errno: EIO, onCall: 5)  // 4 at open, then the requeue
         XCTAssertThrowsError(try camera.nextFrame(timeoutMs: 100)) { error in
-            XCTAssertEqual((error as? CameraError)?.errno, EIO)
+            XCTAssertEqual((error as? CameraError)?.errno, Errno(EIO))
         }
         camera.close()
         assertReleased(fake)
@@ -435,7 +436,7 @@ final class V4L2CameraTests: XCTestCase {
             fake.fail(call, errno: EIO, onCall: nth)
             let camera = camera(fake)
             XCTAssertThrowsError(try camera.open(), "\(call) #\(nth)") { error in
-                XCTAssertEqual((error as? CameraError)?.errno, EIO, "\(call) #\(nth)")
+                XCTAssertEqual((error as? CameraError)?.errno, Errno(EIO), "\(call) #\(nth)")
             }
             let closes = call == .open ? 0 : 1
             assertReleased(fake, closes: closes)

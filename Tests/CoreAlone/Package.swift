@@ -12,5 +12,5 @@ let package = Package(
         .target(name: "Policy"),
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Dispatch
 import GPIO
 import Platform
 import TestSupport
@@ -28,6 +29,27 @@ final class SwitchedOutputTests: XCTestCase {
         out.shutDown()
         XCTAssertEqual(chip.levels[4], [1, 0, 1], "left inactive (high) on the way out")
         XCTAssertEqual(chip.released, [4])
+    }
+
+    /// A second SIGTERM shuts the outputs down on the signal thread while the frame loop may be
+    /// driving the same line: no write may reach a released line, and the line ends inactive.
+    func testShutDownFromAnotherThreadWhileDrivingIsSafe() throws {
+        for _ in 0..<50 {
+            let chip = FakeChip()
+            let out = try SwitchedOutput(chip: chip, offset: 7, activeLow: true)
+            let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                started.signal()
+                for i in 0..<2_000 { try? out.set(active: i % 2 == 0) }
+                done.signal()
+            }
+            started.wait()
+            out.shutDown()
+            done.wait()
+            XCTAssertEqual(chip.released, [7])
+            XCTAssertEqual(chip.levels[7]?.last, 1, "inactive (high, active-low) after the shutdown")
+            XCTAssertFalse(out.isActive)
+        }
     }
 
     func testBusyLineNamesWhoHoldsIt() {

@@ -143,7 +143,7 @@ final class ReliabilityTests: XCTestCase {
         let clock = ManualClock()
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 100), clock: clock)
         let (svc, lines) = service(source, clock: clock)
-        XCTAssertThrowsError(try svc.run()) { error in XCTAssertEqual((error as? CameraError)?.errno, ENOENT) }
+        XCTAssertThrowsError(try svc.run()) { error in XCTAssertEqual((error as? CameraError)?.errno, Errno(ENOENT)) }
         XCTAssertEqual(clock.sleeps.map { $0 / 1_000_000 }, [500, 1000, 2000, 4000, 8000, 10_000, 4500])
         XCTAssertEqual(clock.sleeps.reduce(0, +), 30_000_000_000)
         XCTAssertEqual(lines.of("camera_open_failed").count, 7)

@@ -58,7 +58,7 @@ final class TorchTests: XCTestCase {
         return Outcome(changes: changes.map { (t: $0.0, on: $0.1, reason: $0.2) }, levels: chip.levels[17] ?? [], brightness: brightness)
     }
 
-    func lighting(_ ambient: @escaping (Double) -> Double, autoExposure: Bool = false) -> Lighting {
+    func lighting(_ ambient: @escaping @Sendable (Double) -> Double, autoExposure: Bool = false) -> Lighting {
         var l = Lighting(ambient: ambient)
         l.autoExposure = autoExposure
         return l
