@@ -5,7 +5,7 @@ import Policy
 
 /// What went wrong reading or writing an image file, naming the file.
 public struct ImageFileError: Error, Equatable, CustomStringConvertible {
-    public enum Problem: Equatable, CustomStringConvertible {
+    public enum Problem: Equatable, Sendable, CustomStringConvertible {
         /// The file does not exist.
         case missing
         /// The file exists but could not be opened or read (permissions, a directory, I/O error).
