@@ -73,28 +73,68 @@ public struct ConfigurationReading {
     public var settings: [(variable: String, value: String, fromEnvironment: Bool)]
 }
 
+/// One variable the kiosk reads: its name, what it accepts (the `config_error` message), how a
+/// value is stored (the text `kiosk check` then shows, or nil when the value is not accepted), and
+/// how a configuration shows it when the environment did not give it.
+public struct ConfigurationVariable: Sendable {
+    public let name: String
+    public let expected: String
+    let parse: @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?
+    let shown: @Sendable (Configuration) -> String
+
+    init(_ name: String, _ expected: String, shown: @escaping @Sendable (Configuration) -> String,
+         parse: @escaping @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?) {
+        self.name = name
+        self.expected = expected
+        self.parse = parse
+        self.shown = shown
+    }
+
+    /// A whole number within `range`.
+    static func integer(_ name: String, _ range: ClosedRange<Int>, _ expected: String,
+                        _ field: WritableKeyPath<Configuration, Int> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, expected, shown: { String($0[keyPath: field]) }) { v, c, _ in
+            guard let n = Int(v), range.contains(n) else { return nil }
+            c[keyPath: field] = n
+            return String(n)
+        }
+    }
+
+    /// A GPIO line offset; unset means no such output.
+    static func line(_ name: String, _ field: WritableKeyPath<Configuration, Int?> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, "a GPIO line offset from 0 to 1023", shown: { $0[keyPath: field].map(String.init) ?? "unset" }) { v, c, _ in
+            guard let n = Int(v), (0...1023).contains(n) else { return nil }
+            c[keyPath: field] = n
+            return String(n)
+        }
+    }
+
+    /// A number (decimals allowed) within `range`.
+    static func number(_ name: String, _ range: ClosedRange<Double>, _ expected: String,
+                       _ field: WritableKeyPath<Configuration, Double> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, expected, shown: { Configuration.trim($0[keyPath: field]) }) { v, c, _ in
+            guard let d = Double(v), d.isFinite, range.contains(d) else { return nil }
+            c[keyPath: field] = d
+            return Configuration.trim(d)
+        }
+    }
+
+    /// `0` or `1`.
+    static func flag(_ name: String, _ field: WritableKeyPath<Configuration, Bool> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, "0 or 1", shown: { $0[keyPath: field] ? "1" : "0" }) { v, c, _ in
+            guard let b = Configuration.flag(v) else { return nil }
+            c[keyPath: field] = b
+            return b ? "1" : "0"
+        }
+    }
+}
+
 extension Configuration {
-    /// Every variable the kiosk reads, in the order interface.md lists them.
-    public static let variables = [
-        "KIOSK_CAMERA", "KIOSK_SIZE", "KIOSK_FPS", "KIOSK_FORMAT", "KIOSK_ROTATE", "KIOSK_MIRROR",
-        "KIOSK_ROI", "KIOSK_SYMBOLOGIES", "KIOSK_REPEAT_MS", "KIOSK_GPIO_CHIP", "KIOSK_TORCH_LINE",
-        "KIOSK_TORCH_ACTIVE_LOW", "KIOSK_TORCH", "KIOSK_TORCH_ON_BELOW", "KIOSK_TORCH_OFF_ABOVE",
-        "KIOSK_TORCH_HOLD_MS", "KIOSK_BUZZER_LINE", "KIOSK_BUZZER_ACTIVE_LOW", "KIOSK_BEEP_MS",
-        "KIOSK_ON_SCAN", "KIOSK_LOG_LEVEL", "KIOSK_LOG_FORMAT", "KIOSK_STATS_S", "KIOSK_METRICS_FILE",
-    ]
-
-    /// Names the kiosk itself sets for its `KIOSK_ON_SCAN` program; not typos.
-    static let reservedForOnScan: Set<String> = ["KIOSK_CODE", "KIOSK_SYMBOLOGY"]
-
-    /// Reads and validates the whole configuration without touching any device. An empty value
-    /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").
-    /// `fileSystem` answers whether a path is an executable file (for `KIOSK_ON_SCAN`).
-    public static func read(environment: [String: String], isExecutableFile: (String) -> Bool)
-        -> ConfigurationReading {
-        var c = Configuration()
-        var p = Parser(environment: environment)
-
-        p.read("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, or replay:FOLDER") { v in
+    /// Every variable the kiosk reads, in the order interface.md lists them: the one table that
+    /// parsing, `kiosk check`, the unknown-name warnings and the README's list all come from.
+    public static let table: [ConfigurationVariable] = [
+        ConfigurationVariable("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, or replay:FOLDER",
+                              shown: { $0.camera.description }) { v, c, _ in
             if v.hasPrefix("replay:") {
                 let folder = String(v.dropFirst("replay:".count))
                 guard !folder.isEmpty else { return nil }
@@ -104,36 +144,40 @@ extension Configuration {
                 c.camera = .device(v)
             }
             return c.camera.description
-        }
-        p.read("KIOSK_SIZE", "WIDTHxHEIGHT in pixels, each 16-8192, e.g. 640x480") { v in
+        },
+        ConfigurationVariable("KIOSK_SIZE", "WIDTHxHEIGHT in pixels, each 16-8192, e.g. 640x480",
+                              shown: { "\($0.width)x\($0.height)" }) { v, c, _ in
             let parts = v.lowercased().split(separator: "x", omittingEmptySubsequences: false)
             guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
                   (16...8192).contains(w), (16...8192).contains(h) else { return nil }
             c.width = w
             c.height = h
             return "\(w)x\(h)"
-        }
-        p.number("KIOSK_FPS", 1...240, "a frame rate from 1 to 240") { c.fps = $0 }
-        p.read("KIOSK_FORMAT", "one of auto, YUYV, GREY, NV12, YU12, MJPG") { v in
+        },
+        .number("KIOSK_FPS", 1...240, "a frame rate from 1 to 240", \.fps),
+        ConfigurationVariable("KIOSK_FORMAT", "one of auto, YUYV, GREY, NV12, YU12, MJPG", shown: { $0.format.rawValue }) { v, c, _ in
             guard let f = RequestedPixelFormat(rawValue: v.uppercased() == "AUTO" ? "auto" : v.uppercased()) else { return nil }
             c.format = f
             return f.rawValue
-        }
-        p.read("KIOSK_ROTATE", "0, 90, 180 or 270 (degrees clockwise that make the frame upright)") { v in
+        },
+        ConfigurationVariable("KIOSK_ROTATE", "0, 90, 180 or 270 (degrees clockwise that make the frame upright)",
+                              shown: { String($0.mount.rotation.rawValue) }) { v, c, _ in
             guard let degrees = Int(v), let r = Mount.Rotation(rawValue: degrees) else { return nil }
             c.mount.rotation = r
             return String(degrees)
-        }
-        p.flag("KIOSK_MIRROR") { c.mount.mirrored = $0 }
-        p.read("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1") { v in
+        },
+        .flag("KIOSK_MIRROR", \.mount.mirrored),
+        ConfigurationVariable("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1",
+                              shown: { $0.uprightROI.description }) { v, c, _ in
             let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmedOfBlanks) }
             guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
                   [x, y, w, h].allSatisfy({ $0.isFinite && $0 >= 0 && $0 <= 1 }),
                   w > 0, h > 0, x + w <= 1 + 1e-9, y + h <= 1 + 1e-9 else { return nil }
             c.uprightROI = NormalizedRect(x: x, y: y, width: w, height: h)
             return c.uprightROI.description
-        }
-        p.read("KIOSK_SYMBOLOGIES", "a comma list of: " + Symbology.allCases.map(\.rawValue).joined(separator: ",")) { v in
+        },
+        ConfigurationVariable("KIOSK_SYMBOLOGIES", "a comma list of: " + Symbology.allCases.map(\.rawValue).joined(separator: ","),
+                              shown: { $0.symbologies.map(\.rawValue).joined(separator: ",") }) { v, c, _ in
             var chosen: [Symbology] = []
             for name in v.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let s = Symbology(rawValue: name.trimmedOfBlanks.lowercased()) else { return nil }
@@ -142,46 +186,66 @@ extension Configuration {
             guard !chosen.isEmpty else { return nil }
             c.symbologies = chosen
             return chosen.map(\.rawValue).joined(separator: ",")
-        }
-        p.integer("KIOSK_REPEAT_MS", 0...3_600_000, "milliseconds from 0 to 3600000") { c.repeatMs = $0 }
-        p.read("KIOSK_GPIO_CHIP", "a GPIO chip name (gpiochip0), path (/dev/gpiochip0), label or number, or sim") { v in
+        },
+        .integer("KIOSK_REPEAT_MS", 0...3_600_000, "milliseconds from 0 to 3600000", \.repeatMs),
+        ConfigurationVariable("KIOSK_GPIO_CHIP", "a GPIO chip name (gpiochip0), path (/dev/gpiochip0), label or number, or sim",
+                              shown: { $0.gpioChip }) { v, c, _ in
             guard !v.contains(where: { $0.isWhitespace || $0.isNewline }) else { return nil }
             c.gpioChip = v
             return v
-        }
-        p.integer("KIOSK_TORCH_LINE", 0...1023, "a GPIO line offset from 0 to 1023") { c.torchLine = $0 }
-        p.flag("KIOSK_TORCH_ACTIVE_LOW") { c.torchActiveLow = $0 }
-        p.read("KIOSK_TORCH", "auto, on or off") { v in
+        },
+        .line("KIOSK_TORCH_LINE", \.torchLine),
+        .flag("KIOSK_TORCH_ACTIVE_LOW", \.torchActiveLow),
+        ConfigurationVariable("KIOSK_TORCH", "auto, on or off", shown: { $0.torch.rawValue }) { v, c, _ in
             guard let m = TorchMode(rawValue: v.lowercased()) else { return nil }
             c.torch = m
             return m.rawValue
-        }
-        p.number("KIOSK_TORCH_ON_BELOW", 0...255, "a brightness from 0 to 255") { c.torchOnBelow = $0 }
-        p.number("KIOSK_TORCH_OFF_ABOVE", 0...255, "a brightness from 0 to 255") { c.torchOffAbove = $0 }
-        p.integer("KIOSK_TORCH_HOLD_MS", 0...600_000, "milliseconds from 0 to 600000") { c.torchHoldMs = $0 }
-        p.integer("KIOSK_BUZZER_LINE", 0...1023, "a GPIO line offset from 0 to 1023") { c.buzzerLine = $0 }
-        p.flag("KIOSK_BUZZER_ACTIVE_LOW") { c.buzzerActiveLow = $0 }
-        p.integer("KIOSK_BEEP_MS", 1...5000, "milliseconds from 1 to 5000") { c.beepMs = $0 }
-        p.read("KIOSK_ON_SCAN", "the absolute path of an executable program (it is run directly, never through a shell)") { v in
+        },
+        .number("KIOSK_TORCH_ON_BELOW", 0...255, "a brightness from 0 to 255", \.torchOnBelow),
+        .number("KIOSK_TORCH_OFF_ABOVE", 0...255, "a brightness from 0 to 255", \.torchOffAbove),
+        .integer("KIOSK_TORCH_HOLD_MS", 0...600_000, "milliseconds from 0 to 600000", \.torchHoldMs),
+        .line("KIOSK_BUZZER_LINE", \.buzzerLine),
+        .flag("KIOSK_BUZZER_ACTIVE_LOW", \.buzzerActiveLow),
+        .integer("KIOSK_BEEP_MS", 1...5000, "milliseconds from 1 to 5000", \.beepMs),
+        ConfigurationVariable("KIOSK_ON_SCAN", "the absolute path of an executable program (it is run directly, never through a shell)",
+                              shown: { $0.onScan ?? "unset" }) { v, c, isExecutableFile in
             guard v.hasPrefix("/"), isExecutableFile(v) else { return nil }
             c.onScan = v
             return v
-        }
-        p.read("KIOSK_LOG_LEVEL", "debug, info, warning or error") { v in
+        },
+        ConfigurationVariable("KIOSK_LOG_LEVEL", "debug, info, warning or error", shown: { $0.logLevel.name }) { v, c, _ in
             guard let l = LogLevel.allCases.first(where: { $0.name == v.lowercased() }) else { return nil }
             c.logLevel = l
             return l.name
-        }
-        p.read("KIOSK_LOG_FORMAT", "logfmt or json") { v in
+        },
+        ConfigurationVariable("KIOSK_LOG_FORMAT", "logfmt or json", shown: { $0.logFormat.rawValue }) { v, c, _ in
             guard let f = LogFormat(rawValue: v.lowercased()) else { return nil }
             c.logFormat = f
             return f.rawValue
-        }
-        p.integer("KIOSK_STATS_S", 0...86_400, "seconds from 0 (off) to 86400") { c.statsSeconds = $0 }
-        p.read("KIOSK_METRICS_FILE", "an absolute file path") { v in
+        },
+        .integer("KIOSK_STATS_S", 0...86_400, "seconds from 0 (off) to 86400", \.statsSeconds),
+        ConfigurationVariable("KIOSK_METRICS_FILE", "an absolute file path", shown: { $0.metricsFile ?? "unset" }) { v, c, _ in
             guard v.hasPrefix("/"), !v.hasSuffix("/") else { return nil }
             c.metricsFile = v
             return v
+        },
+    ]
+
+    /// Every variable's name, in the table's order.
+    public static let variables = table.map(\.name)
+
+    /// Names the kiosk itself sets for its `KIOSK_ON_SCAN` program; not typos.
+    static let reservedForOnScan: Set<String> = ["KIOSK_CODE", "KIOSK_SYMBOLOGY"]
+
+    /// Reads and validates the whole configuration without touching any device. An empty value
+    /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").
+    /// `isExecutableFile` answers whether a path is an executable file (for `KIOSK_ON_SCAN`).
+    public static func read(environment: [String: String], isExecutableFile: (String) -> Bool)
+        -> ConfigurationReading {
+        var c = Configuration()
+        var p = Parser(environment: environment)
+        for variable in table {
+            p.read(variable.name, variable.expected) { variable.parse($0, &c, isExecutableFile) }
         }
 
         // Contradictions between values that are each fine on their own.
@@ -204,8 +268,9 @@ extension Configuration {
             .filter { $0.hasPrefix("KIOSK_") && !known.contains($0) }
             .map { ConfigWarning(variable: $0, value: environment[$0] ?? "", suggestion: closestName(to: $0)) }
 
-        let settings = variables.map { name in
-            (variable: name, value: p.effective[name] ?? defaultText(name, c), fromEnvironment: p.given.contains(name))
+        let defaults = Configuration()
+        let settings = table.map { v in
+            (variable: v.name, value: p.effective[v.name] ?? v.shown(defaults), fromEnvironment: p.given.contains(v.name))
         }
         return ConfigurationReading(configuration: c, errors: p.errors, warnings: warnings, settings: settings)
     }
@@ -216,33 +281,6 @@ extension Configuration {
 
     public static func trim(_ d: Double) -> String {
         d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : String(d)
-    }
-
-    /// How a default reads in `kiosk check`.
-    static func defaultText(_ name: String, _ c: Configuration) -> String {
-        let d = Configuration()
-        switch name {
-        case "KIOSK_CAMERA": return d.camera.description
-        case "KIOSK_SIZE": return "\(d.width)x\(d.height)"
-        case "KIOSK_FPS": return trim(d.fps)
-        case "KIOSK_FORMAT": return d.format.rawValue
-        case "KIOSK_ROTATE": return String(d.mount.rotation.rawValue)
-        case "KIOSK_MIRROR": return d.mount.mirrored ? "1" : "0"
-        case "KIOSK_ROI": return d.uprightROI.description
-        case "KIOSK_SYMBOLOGIES": return d.symbologies.map(\.rawValue).joined(separator: ",")
-        case "KIOSK_REPEAT_MS": return String(d.repeatMs)
-        case "KIOSK_GPIO_CHIP": return d.gpioChip
-        case "KIOSK_TORCH_ACTIVE_LOW", "KIOSK_BUZZER_ACTIVE_LOW": return "0"
-        case "KIOSK_TORCH": return d.torch.rawValue
-        case "KIOSK_TORCH_ON_BELOW": return trim(d.torchOnBelow)
-        case "KIOSK_TORCH_OFF_ABOVE": return trim(d.torchOffAbove)
-        case "KIOSK_TORCH_HOLD_MS": return String(d.torchHoldMs)
-        case "KIOSK_BEEP_MS": return String(d.beepMs)
-        case "KIOSK_LOG_LEVEL": return d.logLevel.name
-        case "KIOSK_LOG_FORMAT": return d.logFormat.rawValue
-        case "KIOSK_STATS_S": return String(d.statsSeconds)
-        default: return "unset"
-        }
     }
 
     /// The known name nearest to a misspelt one, when it is near enough to be the likely intent.
@@ -284,33 +322,6 @@ private struct Parser {
             effective[name] = text
         } else {
             errors.append(ConfigError(variable: name, value: raw, expected: expected))
-        }
-    }
-
-    /// A whole number within `range`.
-    mutating func integer(_ name: String, _ range: ClosedRange<Int>, _ expected: String, _ store: (Int) -> Void) {
-        read(name, expected) { v in
-            guard let n = Int(v), range.contains(n) else { return nil }
-            store(n)
-            return String(n)
-        }
-    }
-
-    /// A number (decimals allowed) within `range`.
-    mutating func number(_ name: String, _ range: ClosedRange<Double>, _ expected: String, _ store: (Double) -> Void) {
-        read(name, expected) { v in
-            guard let d = Double(v), d.isFinite, range.contains(d) else { return nil }
-            store(d)
-            return Configuration.trim(d)
-        }
-    }
-
-    /// `0` or `1`.
-    mutating func flag(_ name: String, _ store: (Bool) -> Void) {
-        read(name, "0 or 1") { v in
-            guard let b = Configuration.flag(v) else { return nil }
-            store(b)
-            return b ? "1" : "0"
         }
     }
 
