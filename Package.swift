@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
         .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG"]),
-        .target(name: "Decoder", dependencies: ["Policy", "CZbar", "Camera"]),
+        .target(name: "Decoder", dependencies: ["Policy", "Platform", "CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
@@ -55,7 +55,7 @@ let package = Package(
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Platform", "TestSupport"]),
-        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Camera", "Scene", "TestSupport"]),
+        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),

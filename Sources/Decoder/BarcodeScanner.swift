@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import CZbar
+import Platform
 import Policy
 
 extension DecodedSymbol {
@@ -30,6 +31,8 @@ public final class BarcodeScanner {
     public var extraPasses: [ExtraPass]
     /// Wall-clock budget for the extra passes of one region, in milliseconds.
     public var extraBudgetMs: Double
+    /// What the budget is measured on (the service's one clock; a manual one in tests).
+    public let clock: Clock
     /// What the strategy did so far (the bench prints it).
     public private(set) var counters = DecodeCounters()
 
@@ -53,7 +56,9 @@ public final class BarcodeScanner {
     /// `density`: zbar scans every `density`th row and column (`ZBAR_CFG_X_DENSITY`/`Y_DENSITY`);
     /// 1 is zbar's default and reads the smallest codes, 2 costs about half as much.
     public init(symbologies: [Symbology], extraPasses: [ExtraPass] = ExtraPass.kept,
-                extraBudgetMs: Double = BarcodeScanner.defaultExtraBudgetMs, density: Int = 1) {
+                extraBudgetMs: Double = BarcodeScanner.defaultExtraBudgetMs, density: Int = 1,
+                clock: Clock = MonotonicClock()) {
+        self.clock = clock
         precondition(!symbologies.isEmpty && density >= 1)
         self.symbologies = symbologies
         self.extraPasses = extraPasses
@@ -96,15 +101,15 @@ public final class BarcodeScanner {
         unconfirmedNow.removeAll(keepingCapacity: true)
         defer { swap(&pending, &unconfirmedNow) }
         guard !r.isEmpty else { return [] }
-        let plainStart = monotonicNanoseconds()
+        let plainStart = clock.now()
         let plain = accepted(zbarSymbols(luma, in: r), luma: luma, region: r, scale: (1, 1), origin: (0, 0))
-        let plainNs = monotonicNanoseconds() - plainStart
+        let plainNs = clock.now() - plainStart
         if !plain.isEmpty {
             counters.plainWins += 1
             return plain
         }
         guard !extraPasses.isEmpty else { return [] }
-        let start = monotonicNanoseconds()
+        let start = clock.now()
         if luma.pixelStride == 1 { gather(luma, r) }
         let w = r.width, h = r.height
         let looks = gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
@@ -118,7 +123,7 @@ public final class BarcodeScanner {
             // A pass costs about what plain zbar cost, times its picture's area: none is started
             // that would not end within the budget by that estimate.
             let estimateNs = plainNs * UInt64(pass.scale * pass.scale)
-            if monotonicNanoseconds() - start + estimateNs > budgetNs {
+            if clock.now() - start + estimateNs > budgetNs {
                 counters.budgetExhausted += 1
                 break
             }

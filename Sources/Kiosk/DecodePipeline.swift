@@ -58,8 +58,8 @@ public final class DecodePipeline {
     public static let defaultDensity = 1
 
     public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity,
-                gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil) {
-        worker = Worker(scanner: BarcodeScanner(symbologies: symbologies, density: density))
+                gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil, clock: Clock = MonotonicClock()) {
+        worker = Worker(scanner: BarcodeScanner(symbologies: symbologies, density: density, clock: clock))
         self.gate = gate
         self.waitNs = waitNs
         finished.reserveCapacity(4)

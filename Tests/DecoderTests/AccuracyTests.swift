@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Decoder
+import Platform
 import Policy
 import Scene
 import TestSupport
@@ -68,6 +69,27 @@ final class AccuracyTests: XCTestCase {
         XCTAssertEqual(scanner.scan(dark).count, 0)
         XCTAssertEqual(scanner.counters.runs.values.reduce(0, +), 0)
         XCTAssertEqual(scanner.counters.budgetExhausted, 1)
+    }
+
+    /// A clock on which every reading is 20 ms after the last: each zbar pass "takes" 20 ms.
+    final class TickingClock: Clock, @unchecked Sendable {
+        var t: UInt64 = 0
+        func now() -> UInt64 { t += 20_000_000; return t }
+        func sleep(ns: UInt64, unless stop: StopSignal) -> Bool { t += ns; return stop.requested == nil }
+        func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void) {}
+    }
+
+    /// The budget is measured on the injected clock: with every pass taking 20 ms, a 60 ms budget
+    /// allows the first pass (20 ms spent + 20 ms estimated) and not the 2x upscale (4 x 20 ms).
+    func testTheBudgetIsMeasuredOnTheInjectedClock() throws {
+        let dark = mapped(scene(try QRCodeImage.render("DARK", moduleSize: 3), background: 255)) { 255 - $0 }
+        let tight = BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 60, clock: TickingClock())
+        XCTAssertEqual(tight.scan(dark).count, 0)
+        XCTAssertEqual(tight.counters.runs.values.reduce(0, +), 1, "\(tight.counters.runs)")
+        XCTAssertEqual(tight.counters.budgetExhausted, 1)
+        let ample = BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 10_000, clock: TickingClock())
+        XCTAssertEqual(ample.scan(dark).map(\.text), ["DARK"], "the invert pass reads a light-on-dark code")
+        XCTAssertEqual(ample.counters.budgetExhausted, 0)
     }
 
     func blurred(_ image: GrayImage, times: Int = 1) -> GrayImage {
