@@ -26,7 +26,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps print-deps test-core test-trixie deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -67,9 +67,18 @@ bench: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev bench $(BENCH_ARGS)
 
-# build/kiosk_<version>_<arch>.deb
+# build/kiosk_<version>_<arch>.deb for this machine. `make deb ARCH=arm64` on an amd64 machine:
+# build/kiosk_<version>_arm64.deb for Raspberry Pi OS trixie, cross-built with trixie's Swift in
+# the trixie root against an arm64 sysroot made from Debian's packages (tests/arm64/build.sh;
+# cached in .cache/arm64 and .cache/trixie). Any other ARCH builds for this machine, as before.
+HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+ifeq ($(ARCH)-$(filter arm64,$(HOST_ARCH)),arm64-)
+deb: deploy-deps
+	@set -o pipefail; tests/arm64/build.sh --deb | sed -n 's/^deb //p'
+else
 deb: deploy-deps release
 	deploy/build-deb.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+endif
 
 # The optimised build: the demo runs in real time, and an unoptimised build of Swift 6.0.3 is too
 # slow on a Pi to keep up with the scene's 30 frames a second.
@@ -133,6 +142,12 @@ test-deploy: deploy-deps release
 # packages (libgpiod v2, swiftlang 6.0.3); the root is cached in .cache/trixie (tests/trixie/run.sh).
 test-trixie:
 	tests/trixie/run.sh
+
+# The arm64 tier: the .deb of `make deb ARCH=arm64`, its binary run under qemu-user (Cortex-A72)
+# on the sysroot's libraries: --version, check, the photo corpus decoded exactly as the amd64 build
+# decodes it, the demo, and the XCTest suite cross-built for arm64 (tests/arm64/run.sh).
+test-arm64: deploy-deps
+	tests/arm64/run.sh
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
 # booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It

@@ -5,10 +5,18 @@
 #   deploy/build-deb.sh                  make release, then package its binary
 #   deploy/build-deb.sh --binary PATH    package a binary built before (what `make deb` does)
 #   deploy/build-deb.sh --out DIR        write the .deb into DIR (default: build/)
+#   deploy/build-deb.sh --binary PATH --arch arm64 --sysroot DIR
+#                                        a binary cross-built for another Debian architecture,
+#                                        Depends from that architecture's libraries in DIR
 #
-# Environment: VERSION (default: from `kiosk --version`), MAINTAINER (default: the last commit's
-# author), SOURCE_DATE_EPOCH (default: the last commit's time; makes the .deb reproducible).
+# Environment: VERSION (default: from `kiosk --version`; with another --arch, run under qemu-user
+# on the sysroot's libraries), MAINTAINER (default: the last commit's author), SOURCE_DATE_EPOCH
+# (default: the last commit's time; makes the .deb reproducible).
 # Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps) and binutils (strip); not root (--root-owner-group).
+# Another --arch needs that architecture's strip (binutils-aarch64-linux-gnu for arm64) and a
+# sysroot with a dpkg database in var/lib/dpkg (status; the file lists and shlibs/symbols files
+# of its library packages), as tests/arm64/sdk.sh makes one: dpkg-shlibdeps reads it instead of
+# the host's, so Depends names the target's own library packages and versions.
 #
 # The package: /usr/bin/kiosk (stripped; the Swift runtime is linked in, so no /opt/swift),
 # /lib/systemd/system/kiosk.service (ExecStart=/usr/bin/kiosk), /etc/default/kiosk as a conffile,
@@ -20,13 +28,19 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 binary=${KIOSK_BINARY:-}
 out=$repo/build
+target_arch=
+sysroot=
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary=${2:?--binary needs a path}; shift 2 ;;
     --binary=*) binary=${1#--binary=}; shift ;;
     --out) out=${2:?--out needs a folder}; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
-    -h|--help) sed -n '2,7s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    --arch) target_arch=${2:?--arch needs a Debian architecture}; shift 2 ;;
+    --arch=*) target_arch=${1#--arch=}; shift ;;
+    --sysroot) sysroot=${2:?--sysroot needs a folder}; shift 2 ;;
+    --sysroot=*) sysroot=${1#--sysroot=}; shift ;;
+    -h|--help) sed -n '3,19s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "build-deb.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
@@ -37,17 +51,40 @@ if [ -z "$binary" ]; then
 fi
 [ -x "$binary" ] || { echo "build-deb.sh: no executable binary at '$binary'" >&2; exit 1; }
 
+arch=$(dpkg --print-architecture)
+cross=
+strip_tool=strip
+if [ -n "$target_arch" ] && [ "$target_arch" != "$arch" ]; then
+  cross=$target_arch
+  [ -n "$sysroot" ] && [ -f "$sysroot/var/lib/dpkg/status" ] \
+    || { echo "build-deb.sh: --arch $cross needs --sysroot DIR with a dpkg database (tests/arm64/sdk.sh)" >&2; exit 1; }
+  sysroot=$(cd "$sysroot" && pwd)
+  multiarch=$(dpkg-architecture -a"$cross" -qDEB_HOST_MULTIARCH 2>/dev/null)
+  strip_tool=$(dpkg-architecture -a"$cross" -qDEB_HOST_GNU_TYPE 2>/dev/null)-strip
+  command -v "$strip_tool" >/dev/null || { echo "build-deb.sh: no $strip_tool (Debian package binutils-$multiarch)" >&2; exit 1; }
+  if [ -z "${VERSION:-}" ]; then
+    case "$cross" in arm64) qemu=qemu-aarch64 ;; armhf) qemu=qemu-arm ;; *) qemu=qemu-$cross ;; esac
+    command -v "$qemu" >/dev/null || { echo "build-deb.sh: set VERSION, or install qemu-user to run the $cross binary" >&2; exit 1; }
+    VERSION=$("$qemu" -L "$sysroot" "$binary" --version | awk 'NR == 1 { print $2 }')
+  fi
+  arch=$cross
+fi
 VERSION=${VERSION:-$("$binary" --version | awk 'NR == 1 { print $2 }')}
 [[ "$VERSION" =~ ^[0-9][A-Za-z0-9.+~]*$ ]] || { echo "build-deb.sh: bad version '$VERSION'" >&2; exit 1; }
-arch=$(dpkg --print-architecture)
 case "$(LC_ALL=C readelf -h "$binary" | sed -n 's/^ *Machine: *//p')" in
   *X86-64*) elf_arch=amd64 ;;
   AArch64) elf_arch=arm64 ;;
   ARM) elf_arch=armhf ;;
   *) elf_arch=unknown ;;
 esac
-[ "$elf_arch" = "$arch" ] || { echo "build-deb.sh: the binary is for '$elf_arch', this machine is '$arch' (build the .deb where the binary was built)" >&2; exit 1; }
-if LC_ALL=C ldd "$binary" | grep -q '/opt/swift\|libswiftCore\|libFoundation'; then
+[ "$elf_arch" = "$arch" ] || { echo "build-deb.sh: the binary is for '$elf_arch', the package for '$arch' (build the .deb where the binary was built, or give --arch and --sysroot)" >&2; exit 1; }
+if [ -n "$cross" ]; then
+  # ldd cannot load a foreign binary: its NEEDED list says the same.
+  dynamic_swift=$(LC_ALL=C readelf -d "$binary" | grep -E 'NEEDED.*\[lib(swiftCore|Foundation|XCTest)' || true)
+else
+  dynamic_swift=$(LC_ALL=C ldd "$binary" | grep '/opt/swift\|libswiftCore\|libFoundation' || true)
+fi
+if [ -n "$dynamic_swift" ]; then
   echo "build-deb.sh: $binary links the Swift runtime dynamically; build it with --static-swift-stdlib" >&2
   exit 1
 fi
@@ -65,7 +102,7 @@ mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/de
 
 # Files.
 install -m 0755 "$binary" "$root/usr/bin/kiosk"
-strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/kiosk"
+$strip_tool --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/kiosk"
 sed -e 's|^ExecStart=/usr/local/bin/kiosk|ExecStart=/usr/bin/kiosk|' \
     -e 's|file:///usr/local/share/doc/kiosk/README.md|file:///usr/share/doc/kiosk/README.md.gz|' \
     "$repo/deploy/kiosk.service" > "$root/lib/systemd/system/kiosk.service"
@@ -145,7 +182,23 @@ EOF
 # Control files. Depends: what the binary links (dpkg-shlibdeps), plus adduser for postinst.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
-shlibs=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e"$root/usr/bin/kiosk" 2>"$work/shlibdeps.err" \
+shlibdeps=(dpkg-shlibdeps)
+if [ -n "$cross" ]; then
+  # The sysroot's dpkg database, its file lists moved under the sysroot where dpkg-shlibdeps
+  # finds the libraries (-l): dpkg-query --search then names their packages.
+  admin=$work/dpkg
+  mkdir -p "$admin/info" "$admin/updates" "$admin/triggers"
+  cp "$sysroot/var/lib/dpkg/status" "$admin/status"
+  for f in "$sysroot"/var/lib/dpkg/info/*; do
+    case "$f" in
+      *.list) sed "s|^/|$sysroot/|" "$f" > "$admin/info/${f##*/}" ;;
+      *) cp "$f" "$admin/info/" ;;
+    esac
+  done
+  shlibdeps=(env DEB_HOST_ARCH="$cross" dpkg-shlibdeps --admindir="$admin"
+             -l"$sysroot/usr/lib/$multiarch" -l"$sysroot/lib/$multiarch")
+fi
+shlibs=$(cd "$work/shlibs" && "${shlibdeps[@]}" -O -e"$root/usr/bin/kiosk" 2>"$work/shlibdeps.err" \
          | sed -n 's/^shlibs:Depends=//p') \
   || { cat "$work/shlibdeps.err" >&2; exit 1; }
 [ -n "$shlibs" ] || { echo "build-deb.sh: dpkg-shlibdeps found no dependencies" >&2; cat "$work/shlibdeps.err" >&2; exit 1; }

@@ -53,7 +53,7 @@ public enum KioskCommand {
       kiosk [run]                     scan until SIGTERM/SIGINT (or a replay ends)
       kiosk demo                      run the real pipeline on a built-in simulated scene
       kiosk check                     validate the environment, print every effective setting
-      kiosk decode [--json] [--roi x,y,w,h] FILE...
+      kiosk decode [--json] [--roi x,y,w,h] [--budget-ms N] FILE...
                                       decode still images (PGM, PNG) with the service's settings
       kiosk doctor                    PASS/WARN/FAIL for the camera, GPIO lines, permissions, brightness
       kiosk snapshot [--sensor] FILE.png

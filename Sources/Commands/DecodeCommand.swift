@@ -6,11 +6,15 @@ import Policy
 import Systemd
 
 extension KioskCommand {
-    /// `kiosk decode [--json] [--roi x,y,w,h] FILE...`: still images through the service's decoder
-    /// settings (symbologies, mount for `--roi`). Exit 1 when any file cannot be read.
+    /// `kiosk decode [--json] [--roi x,y,w,h] [--budget-ms N] FILE...`: still images through the
+    /// service's decoder settings (symbologies, mount for `--roi`). `--budget-ms` replaces the extra
+    /// passes' wall-clock budget per picture (`BarcodeScanner.defaultExtraBudgetMs`): with a budget
+    /// no picture reaches, what is read no longer depends on how fast the CPU is (tests/arm64
+    /// compares an emulated arm64 build with the amd64 one so). Exit 1 when a file cannot be read.
     static func decode(_ args: [String], environment: [String: String]) -> Int32 {
         var json = false
         var roi: NormalizedRect?
+        var budget = BarcodeScanner.defaultExtraBudgetMs
         var files: [String] = []
         var i = 0
         while i < args.count {
@@ -22,6 +26,10 @@ extension KioskCommand {
                 let reading = Configuration.read(environment: ["KIOSK_ROI": args[i]])
                 guard reading.errors.isEmpty else { return usageError("--roi \(args[i]): expected \(reading.errors[0].expected)") }
                 roi = reading.configuration.uprightROI
+            case "--budget-ms":
+                i += 1
+                guard i < args.count, let v = Double(args[i]), v >= 0 else { return usageError("--budget-ms needs a number of milliseconds") }
+                budget = v
             default:
                 if args[i].hasPrefix("--") && args[i] != "--" { return usageError("unknown option \(args[i])") }
                 files.append(args[i])
@@ -41,7 +49,8 @@ extension KioskCommand {
                 status = ExitStatus.failure
                 continue
             }
-            for symbol in decodeStill(picture, symbologies: config.symbologies, mount: config.mount, uprightROI: roi) {
+            for symbol in decodeStill(picture, symbologies: config.symbologies, mount: config.mount, uprightROI: roi,
+                                      extraBudgetMs: budget) {
                 if json {
                     print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.text.map { Array($0.utf8) } ?? symbol.bytes))\(symbol.hex.map { ",\"data_hex\":\"\($0)\"" } ?? "")}")
                 } else {
@@ -55,8 +64,9 @@ extension KioskCommand {
     /// The decoder path of `kiosk decode`: a fresh scanner for each picture, so that nothing half
     /// read in one picture can complete a phantom code in the next.
     public static func decodeStill(_ picture: GrayImage, symbologies: [Symbology], mount: Mount = Mount(),
-                                   uprightROI: NormalizedRect? = nil) -> [DecodedSymbol] {
-        let scanner = BarcodeScanner(symbologies: symbologies)
+                                   uprightROI: NormalizedRect? = nil,
+                                   extraBudgetMs: Double = BarcodeScanner.defaultExtraBudgetMs) -> [DecodedSymbol] {
+        let scanner = BarcodeScanner(symbologies: symbologies, extraBudgetMs: extraBudgetMs)
         let region = mount.sensorROI(fromUpright: uprightROI ?? .whole, sensorWidth: picture.width, sensorHeight: picture.height)
         return scanner.scan(picture, in: region)
     }

@@ -193,6 +193,11 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(run.stdout, "{\"file\":\"\(one)\",\"symbology\":\"QR-Code\",\"data\":\"FILE-ONE\"}\n")
         run = try kiosk(["decode", "--roi", "0,0,0.2,0.2", one])
         XCTAssertEqual(run.stdout, "")
+        // The extra passes' budget: a number of milliseconds, or a usage error naming the option.
+        XCTAssertTrue(try kiosk(["decode", "--budget-ms", "100000", one]).stdout.contains("FILE-ONE"))
+        let badBudget = try kiosk(["decode", "--budget-ms", "soon", one])
+        XCTAssertEqual(badBudget.status, 64)
+        XCTAssertTrue(badBudget.stderr.contains("--budget-ms"), badBudget.stderr)
         run = try kiosk(["decode", one, "/nonexistent.png"])
         XCTAssertEqual(run.status, 1)
         XCTAssertTrue(run.stdout.contains("FILE-ONE"))

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The arm64 Swift SDK: what the trixie root's amd64 Swift 6.0.3 needs to build the kiosk for
 # Raspberry Pi OS trixie (arm64), made from Debian's archive only.
 #
@@ -18,8 +19,8 @@
 #                   folders; the compiler and linker are the host's (`-use-ld=lld`, from swiftlang)
 #   swift-build     `swift build` with that destination and pkg-config pointed into the sysroot
 #   packages.txt    the .debs it was made from (name version architecture)
-# The JSON files name the SDK by where it is seen from inside the trixie root, $MOUNT: the
-# callers bind-mount the folder there (tests/arm64/build.sh). KEY covers the package list, the
+# The JSON files name the SDK by where it is seen from inside the trixie root, /opt/kiosk-arm64:
+# the callers bind-mount the folder there (tests/arm64/build.sh). KEY covers the package list, the
 # host compiler's swiftlang version (the arm64 runtime must be the very same version: its
 # .swiftmodule files are read by that compiler) and FORMAT (bump it when this script changes
 # what it makes). A new KEY makes a new SDK and removes the old ones.
@@ -31,7 +32,7 @@ CACHE=${KIOSK_ARM64_CACHE:-$REPO/.cache/arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SUITE=trixie
 MOUNT=/opt/kiosk-arm64
-FORMAT=1
+FORMAT=3
 
 die() { echo "arm64 sdk: $*" >&2; exit 1; }
 
@@ -48,20 +49,24 @@ if [ "${1:-}" = --make-dpkg-db ]; then
   debs=("$root"/var/cache/apt/archives/*.deb)
   [ ${#debs[@]} -gt 0 ] || { echo "no .deb files in $root/var/cache/apt/archives" >&2; exit 1; }
   for deb in "${debs[@]}"; do
-    pkg=$(dpkg-deb -f "$deb" Package)
-    arch=$(dpkg-deb -f "$deb" Architecture)
-    ver=$(dpkg-deb -f "$deb" Version)
-    echo "$pkg $ver $arch" >> "$root/.packages.txt"
-    { dpkg-deb -f "$deb" | grep -v '^Status:'; echo "Status: install ok installed"; echo; } >> "$db/status"
-    # dpkg's name for the package's files: pkg:arch for Multi-Arch: same, else pkg.
-    name=$pkg
-    [ "$(dpkg-deb -f "$deb" Multi-Arch)" = same ] && name=$pkg:$arch
     rm -rf "$ctl"/* && dpkg-deb -e "$deb" "$ctl"
+    field() { sed -n "s/^$1: //p" "$ctl/control"; }
+    pkg=$(field Package) arch=$(field Architecture)
+    echo "$pkg $(field Version) $arch" >> "$root/.packages.txt"
+    { grep -v '^Status:' "$ctl/control"; echo "Status: install ok installed"; echo; } >> "$db/status"
+    # dpkg's name for the package's files: pkg:arch for Multi-Arch: same (info/format 1), else pkg.
+    name=$pkg
+    [ "$(field Multi-Arch)" = same ] && name=$pkg:$arch
     if [ -e "$ctl/symbols" ] || [ -e "$ctl/shlibs" ]; then
-      for f in symbols shlibs; do [ -e "$ctl/$f" ] && cp "$ctl/$f" "$db/info/$name.$f"; done
+      for f in symbols shlibs; do if [ -e "$ctl/$f" ]; then cp "$ctl/$f" "$db/info/$name.$f"; fi; done
       dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -e 's|^\./|/|' -e 's|/$||' -e 's|^$|/.|' > "$db/info/$name.list"
+    else
+      # Only the libraries' file lists matter (dpkg-shlibdeps asks whose a library is); the
+      # others are left empty rather than unpacked a second time.
+      : > "$db/info/$name.list"
     fi
   done
+  echo 1 > "$db/info/format"
   sort -o "$root/.packages.txt" "$root/.packages.txt"
   exit 0
 fi
@@ -109,6 +114,9 @@ if [ ! -e "$SDK.done" ]; then
   # sourcekit, the compiler plugins), documentation. About 1.5 of 2.9 GB.
   rm -rf "$S"/usr/libexec/swift/{bin,libexec,share} "$S"/usr/libexec/swift/lib/{liblldb*,libLTO*,libsourcekitd*,libIndexStore*} \
          "$S"/usr/libexec/swift/lib/swift/{host,pm} "$S"/usr/share/{doc,man,info,locale} "$S"/var/cache/apt/archives/*.deb
+  # Read by the Swift driver for any -sdk (else it warns on every compile); Darwin's keys.
+  echo '{"CanonicalName": "debian-trixie-arm64", "DisplayName": "Debian 13 (trixie) arm64", "Version": "13.0", "VersionMap": {}}' \
+    > "$S/SDKSettings.json"
   R=$S/usr/libexec/swift/lib
   for f in swift_static/linux/static-stdlib-args.lnk swift_static/linux/aarch64/swiftrt.o swift_static/linux/libswiftCore.a \
            swift/linux/aarch64/swiftrt.o swift/linux/libswiftCore.so swift/linux/libXCTest.so \
