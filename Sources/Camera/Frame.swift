@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import Glibc
 import Policy
 
 /// One frame as the camera saw it (sensor orientation, before any rotation or mirroring).
@@ -20,11 +19,4 @@ public struct Frame {
         self.timestampNs = timestampNs
         self.capturedNs = capturedNs
     }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: the clock V4L2 stamps its buffers with.
-public func monotonicNanoseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }

@@ -4,6 +4,7 @@ import CZbar
 import Decoder
 import Foundation
 import Kiosk
+import Platform
 import Policy
 
 /// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b,...] [--budget-ms N]`: every image of a

@@ -43,7 +43,7 @@ public final class MonotonicClock: Clock, @unchecked Sendable {  // the queue is
 
     public init(label: String = "kiosk.clock") { queue = DispatchQueue(label: label) }
 
-    public func now() -> UInt64 { monotonicNowNs() }
+    public func now() -> UInt64 { monotonicNanoseconds() }
 
     public func sleep(ns: UInt64, unless stop: StopSignal) -> Bool {
         let end = now() + ns

@@ -71,8 +71,8 @@ public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
-/// CLOCK_MONOTONIC in nanoseconds.
-public func monotonicNowNs() -> UInt64 {
+/// CLOCK_MONOTONIC in nanoseconds: the clock V4L2 stamps its buffers with, and `MonotonicClock`'s.
+public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)

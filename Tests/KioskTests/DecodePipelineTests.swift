@@ -3,6 +3,7 @@ import Camera
 @testable import Commands
 import Decoder
 @testable import Kiosk
+import Platform
 import Policy
 import Scene
 @testable import Systemd
