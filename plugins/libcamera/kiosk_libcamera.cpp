@@ -253,6 +253,10 @@ std::string join_formats(const std::vector<PixelFormat> &formats) {
     return s.empty() ? "none" : s;
 }
 
+// Whether the camera has control id. Not ControlInfoMap::count(id): that counts in the map's id
+// map, which for some pipelines (vimc in 0.0.3) is libcamera's list of every control there is.
+bool has_control(const ControlInfoMap &map, const ControlId &id) { return map.find(&id) != map.end(); }
+
 bool all_digits(const char *s) {
     if (!*s) return false;
     for (; *s; s++)
@@ -392,14 +396,14 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
 
     const ControlInfoMap &ctrls = c->camera->controls();
     ControlList start(ctrls);
-    bool metering = ctrls.count(controls::AeMeteringMode.id()) > 0;
+    bool metering = has_control(ctrls, controls::AeMeteringMode);
     if (metering) start.set(controls::AeMeteringMode, controls::MeteringCentreWeighted);
-    bool frame_duration = fps > 0 && ctrls.count(controls::FrameDurationLimits.id()) > 0;
+    bool frame_duration = fps > 0 && has_control(ctrls, controls::FrameDurationLimits);
     if (frame_duration) {
         int64_t us = (int64_t)(1e6 / fps + 0.5);
         start.set(controls::FrameDurationLimits, {us, us});
     }
-    c->has_crop_control = ctrls.count(controls::ScalerCrop.id()) > 0;
+    c->has_crop_control = has_control(ctrls, controls::ScalerCrop);
     std::optional<Rectangle> maximum = c->camera->properties().get(properties::ScalerCropMaximum);
     if (maximum) {
         c->crop_maximum = *maximum;
