@@ -9,13 +9,14 @@
  *                                             [-c X,Y,W,H]
  *       Opens CAMERA ("" for the first) at about WxH, takes N frames and writes the last one's luma
  *       as a binary PGM (OUT.pgm "": none). One "open ..." line (ms: how long the open took), then
- *       one "frame ..." line per frame (ms since the open, sequence, timestamp, format, size,
- *       strides, each metadata flag and value), "timeout MS" for each wait of MS (-w, default
- *       1000) without a frame, and "close CLOSED|ABANDONED" at the end. It gives up after TIMEOUTS
- *       (-t, default 3) timeouts in a row and closes with stalled=0, so that the plugin decides by
- *       itself whether it can stop the camera; -s says stalled=1. -r opens, grabs and closes
- *       REPEATS times in the one process (the kiosk reopens so). -c sets ScalerCrop after the open
- *       ("crop ok", or "error crop: why", which is not fatal).
+ *       one "frame ..." line per frame (ms since the open; age_us, CLOCK_MONOTONIC now minus the
+ *       frame's timestamp; sequence, timestamp, format, size, strides, each metadata flag and
+ *       value), "timeout MS" for each wait of MS (-w, default 1000) without a frame, and
+ *       "close CLOSED|ABANDONED" at the end. It gives up after TIMEOUTS (-t, default 3) timeouts
+ *       in a row and closes with stalled=0, so that the plugin decides by itself whether it can
+ *       stop the camera; -s says stalled=1. -r opens, grabs and closes REPEATS times in the one
+ *       process (the kiosk reopens so). -c sets ScalerCrop after the open ("crop ok", or
+ *       "error crop: why", which is not fatal).
  *       Exit 0: N frames each time and CLOSED; 2: gave up after timeouts; 1: any other error.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -27,11 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now_ms(void) {
+static long long now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+static long long now_ms(void) { return now_ns() / 1000000; }
 
 static int usage(void) {
     fprintf(stderr, "usage: lc-probe PLUGIN list\n"
@@ -113,9 +115,10 @@ static int grab(const char *camera, int w, int h, int n, const char *out, int ma
         }
         timeouts = 0;
         got++;
-        printf("frame %d ms=%lld seq=%llu ts=%llu format=%s size=%dx%d row_stride=%d pixel_stride=%d "
+        long long age_us = (now_ns() - (long long)f.timestamp_ns) / 1000;
+        printf("frame %d ms=%lld age_us=%lld seq=%llu ts=%llu format=%s size=%dx%d row_stride=%d pixel_stride=%d "
                "exposure=%d:%g gain=%d:%g lux=%d:%g crop=%d:%d,%d,%dx%d\n",
-               got, now_ms() - opened, (unsigned long long)f.sequence, (unsigned long long)f.timestamp_ns, info.format, f.width,
+               got, now_ms() - opened, age_us, (unsigned long long)f.sequence, (unsigned long long)f.timestamp_ns, info.format, f.width,
                f.height, f.row_stride, f.pixel_stride, f.has_exposure, f.exposure_us, f.has_gain, f.analogue_gain,
                f.has_lux, f.lux, f.has_crop, f.crop.x, f.crop.y, f.crop.width, f.crop.height);
         fflush(stdout);

@@ -643,8 +643,9 @@ vimc_unplug() { echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind; }
 vimc_replug() { echo vimc.0 >/sys/bus/platform/drivers/vimc/bind && vimc_up; }
 
 # lc_frames FILE W H: checks lc-probe's frame lines in FILE: each WxH BGR888 with pixel stride 3
-# and row stride 3W, sequence numbers rising; prints "N frames, FPS fps (timestamps), first after
-# MS ms" and is true, or prints what is wrong and is false.
+# and row stride 3W, sequence numbers rising, timestamps on CLOCK_MONOTONIC (a frame's age when
+# lc-probe has it, now minus its timestamp, within 0-1 s); prints "N frames, FPS fps
+# (timestamps), ..." and is true, or prints what is wrong and is false.
 lc_frames() {
   awk -v size="$2x$3" -v stride=$(($2 * 3)) '
     $1 != "frame" { next }
@@ -652,11 +653,13 @@ lc_frames() {
     f["size"] != size || f["format"] != "BGR888" || f["pixel_stride"] != 3 || f["row_stride"] != stride {
       print "frame " $2 ": want BGR888 " size " row_stride " stride " pixel_stride 3, got " $0; bad = 1; exit }
     n > 0 && f["seq"] + 0 <= seq { print "frame " $2 ": sequence " f["seq"] " after " seq; bad = 1; exit }
+    f["age_us"] + 0 < 0 || f["age_us"] + 0 > 1000000 { print "frame " $2 ": timestamp not on CLOCK_MONOTONIC: " $0; bad = 1; exit }
     { if (n == 0) { ts0 = f["ts"]; first = f["ms"] } seq = f["seq"] + 0; ts = f["ts"]; n++ }
+    { if (f["age_us"] + 0 > age) age = f["age_us"] + 0 }
     END {
       if (bad) exit 1
       if (n < 2) { print n " frames"; exit 1 }
-      printf "%d frames, %.1f fps (timestamps), the first %d ms after the open\n", n, (n - 1) * 1e9 / (ts - ts0), first
+      printf "%d frames, %.1f fps (timestamps), the first %d ms after the open, each at most %.1f ms old\n", n, (n - 1) * 1e9 / (ts - ts0), first, age / 1000
     }' "$1"
 }
 # lc_wait_frames FILE N SECONDS PID: until FILE has N frame lines (false on timeout or if PID ended).
@@ -700,14 +703,14 @@ group_libcamera() {
 
   label="libcamera, a QR frame injected at vimc's capture while streaming"
   vimc_inject ""
-  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 30 /tmp/lc-qr.pgm >/tmp/lc-inject.txt 2>&1 &
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 20 /tmp/lc-qr.pgm >/tmp/lc-inject.txt 2>&1 &
   lpid=$!
   if lc_wait_frames /tmp/lc-inject.txt 10 20 $lpid; then
     vimc_inject "/frames/qr-BGR888-${W}x$H.raw"
     lc_reap $lpid 20
     dec=$(/bin/kiosk decode /tmp/lc-qr.pgm 2>&1)
     if [ "$LSTATUS" = 0 ] && [ "$dec" = "/tmp/lc-qr.pgm: QR-Code: KIOSK-VM-LC-0001" ]; then
-      pass "$label: the last of 30 frames (switched after 10) decodes: $dec"
+      pass "$label: the last of 20 frames (switched after 10) decodes: $dec"
       echo "LCPGM-BEGIN"; gzip -c /tmp/lc-qr.pgm | base64; echo "LCPGM-END"
     else fail "$label: exit $LSTATUS, kiosk decode of the grabbed luma: ${dec:-nothing}"; show /tmp/lc-inject.txt; dmesg | grep vimc | tail -5 | show; fi
   else
@@ -726,7 +729,7 @@ group_libcamera() {
   else fail "$label: exit $st"; show /tmp/lc-repeat.txt; fi
 
   label="libcamera, vimc stalls mid-stream"
-  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 1000 >/tmp/lc-stall.txt 2>&1 &
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 800 >/tmp/lc-stall.txt 2>&1 &
   lpid=$!
   if lc_wait_frames /tmp/lc-stall.txt 5 20 $lpid; then
     vimc_stall
@@ -736,7 +739,7 @@ group_libcamera() {
     vimc_unstall
     timeouts=$(grep -c '^timeout ' /tmp/lc-stall.txt)
     if [ "$LSTATUS" = 2 ] && [ "$timeouts" = 3 ] && grep -q '^close ABANDONED$' /tmp/lc-stall.txt; then
-      pass "$label: 3 timeouts of 1 s, close ABANDONED (no Camera::stop), exit 2 after $ms ms"
+      pass "$label: 3 timeouts of 0.8 s, close ABANDONED (no Camera::stop), exit 2 after $ms ms"
     else fail "$label: want exit 2, 3 timeouts and close ABANDONED; exit $LSTATUS, $timeouts timeouts"; show /tmp/lc-stall.txt; fi
     lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 3 "" >/tmp/lc-after.txt 2>&1
     st=$?
@@ -750,7 +753,7 @@ group_libcamera() {
   # Camera::disconnected, "camera disconnected" from the plugin): vimc's, like the Raspberry Pi's,
   # does not, so an unplug is a stall to the program, and the camera is abandoned.
   label="libcamera, vimc unplugged mid-stream"
-  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 1000 >/tmp/lc-unplug.txt 2>&1 &
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 800 >/tmp/lc-unplug.txt 2>&1 &
   lpid=$!
   if lc_wait_frames /tmp/lc-unplug.txt 5 20 $lpid; then
     t0=$(vmtool ms)
