@@ -679,6 +679,7 @@ lc_reap() {
 }
 
 group_libcamera() {
+  unfeed   # a vivid feed left by an earlier group takes the CPU vimc's frames need
   label="libcamera lists vimc"
   if ! vimc_up; then
     fail "$label: no camera from lc-probe list (vimc media device: $(vimc_media || echo none))"; show /tmp/lc-list.txt; return
