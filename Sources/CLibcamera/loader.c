@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-/* Loads the kiosk's libcamera plugin with dlopen and calls it: libcamera is never linked into the
- * kiosk (its soname changes with every minor release). See include/kiosk_libcamera.h. */
+/*
+ * The kiosk's side of the libcamera plugin: dlopen() it, check its ABI, find its functions, call
+ * through them. No libcamera here: the plugin is the only thing that links it.
+ */
+#define _GNU_SOURCE
 #include "kiosk_libcamera.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
+    void *handle;
     int (*abi)(void);
     const char *(*version)(void);
     int (*list)(char *, size_t);
@@ -17,75 +23,119 @@ static struct {
     int (*next)(kiosk_lc *, int32_t, struct kiosk_lc_frame *, char *, size_t);
     int (*close)(kiosk_lc *, int);
 } plugin;
-static int loaded;
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void say(char *err, size_t len, const char *what, const char *detail) {
-    if (err && len) snprintf(err, len, "%s%s%s", what, detail ? ": " : "", detail ? detail : "");
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...) {
+    if (!buf || len == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
 }
 
+static const char not_loaded[] = "the libcamera plugin is not loaded";
+
 int kiosk_lc_load(const char *path, char *err, size_t errlen) {
-    pthread_mutex_lock(&lock);
-    if (loaded) { pthread_mutex_unlock(&lock); return 0; }
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        say(err, errlen, dlerror(), NULL);
-        pthread_mutex_unlock(&lock);
+    pthread_mutex_lock(&load_lock);
+    if (plugin.handle) {
+        pthread_mutex_unlock(&load_lock);
+        return 0;
+    }
+    struct stat st;
+    if (!path || !*path || stat(path, &st) != 0) {
+        say(err, errlen, "no libcamera plugin at %s", path && *path ? path : "(no path)");
+        pthread_mutex_unlock(&load_lock);
         return -1;
     }
-#define SYM(field, name)                                                 \
-    do {                                                                 \
-        *(void **)(&plugin.field) = dlsym(h, name);                      \
-        if (!plugin.field) { say(err, errlen, path, "no " name); goto fail; } \
-    } while (0)
-    SYM(abi, "kiosk_lcp_abi");
-    SYM(version, "kiosk_lcp_version");
-    SYM(list, "kiosk_lcp_list");
-    SYM(open, "kiosk_lcp_open");
-    SYM(set_crop, "kiosk_lcp_set_crop");
-    SYM(next, "kiosk_lcp_next");
-    SYM(close, "kiosk_lcp_close");
-#undef SYM
-    if (plugin.abi() != KIOSK_LC_ABI) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s: plugin ABI %d, the kiosk needs %d (rebuild the plugin from this kiosk's sources)",
-                     path, plugin.abi(), KIOSK_LC_ABI);
+    dlerror();
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *why = dlerror();
+        say(err, errlen, "dlopen %s: %s", path, why ? why : "failed");
+        pthread_mutex_unlock(&load_lock);
+        return -1;
+    }
+    int (*abi)(void) = (int (*)(void))dlsym(h, "kiosk_lcp_abi");
+    if (!abi) {
+        say(err, errlen, "%s is not a kiosk libcamera plugin (no kiosk_lcp_abi)", path);
         goto fail;
     }
-    loaded = 1;
-    pthread_mutex_unlock(&lock);
+    if (abi() != KIOSK_LC_ABI) {
+        say(err, errlen, "%s has plugin ABI %d, this kiosk needs %d: rebuild the plugin from this kiosk's source",
+            path, abi(), KIOSK_LC_ABI);
+        goto fail;
+    }
+#define FIND(field, name)                                                            \
+    do {                                                                             \
+        *(void **)&plugin.field = dlsym(h, name);                                    \
+        if (!plugin.field) {                                                         \
+            say(err, errlen, "%s: no %s in the plugin", path, name);                 \
+            goto fail;                                                               \
+        }                                                                            \
+    } while (0)
+    FIND(version, "kiosk_lcp_version");
+    FIND(list, "kiosk_lcp_list");
+    FIND(open, "kiosk_lcp_open");
+    FIND(set_crop, "kiosk_lcp_set_crop");
+    FIND(next, "kiosk_lcp_next");
+    FIND(close, "kiosk_lcp_close");
+#undef FIND
+    plugin.abi = abi;
+    plugin.handle = h;
+    pthread_mutex_unlock(&load_lock);
     return 0;
 fail:
+    memset(&plugin, 0, sizeof plugin);
     dlclose(h);
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&load_lock);
     return -1;
 }
 
-int kiosk_lc_loaded(void) { return loaded; }
+int kiosk_lc_loaded(void) {
+    pthread_mutex_lock(&load_lock);
+    int loaded = plugin.handle != NULL;
+    pthread_mutex_unlock(&load_lock);
+    return loaded;
+}
 
-const char *kiosk_lc_version(void) { return loaded ? plugin.version() : ""; }
+/* After a successful load the pointers never change again: the calls below read them unlocked. */
+const char *kiosk_lc_version(void) { return plugin.handle ? plugin.version() : NULL; }
 
 int kiosk_lc_list(char *buf, size_t len) {
-    if (!loaded) { say(buf, len, "the libcamera plugin is not loaded", NULL); return -1; }
+    if (!plugin.handle) {
+        say(buf, len, "%s", not_loaded);
+        return -1;
+    }
     return plugin.list(buf, len);
 }
 
-kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, double fps,
-                        struct kiosk_lc_info *info, char *err, size_t errlen) {
-    if (!loaded) { say(err, errlen, "the libcamera plugin is not loaded", NULL); return NULL; }
-    return plugin.open(camera, width, height, fps, info, err, errlen);
+kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, double fps, struct kiosk_lc_info *info,
+                        char *err, size_t errlen) {
+    if (!plugin.handle) {
+        say(err, errlen, "%s", not_loaded);
+        return NULL;
+    }
+    return plugin.open(camera ? camera : "", width, height, fps, info, err, errlen);
 }
 
 int kiosk_lc_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_t errlen) {
-    if (!loaded || !cam) { say(err, errlen, "no libcamera camera is open", NULL); return -1; }
+    if (!plugin.handle) {
+        say(err, errlen, "%s", not_loaded);
+        return -1;
+    }
     return plugin.set_crop(cam, crop, err, errlen);
 }
 
 int kiosk_lc_next(kiosk_lc *cam, int32_t timeout_ms, struct kiosk_lc_frame *frame, char *err, size_t errlen) {
-    if (!loaded || !cam) { say(err, errlen, "no libcamera camera is open", NULL); return KIOSK_LC_ERROR; }
+    if (!plugin.handle) {
+        say(err, errlen, "%s", not_loaded);
+        return KIOSK_LC_ERROR;
+    }
     return plugin.next(cam, timeout_ms, frame, err, errlen);
 }
 
 int kiosk_lc_close(kiosk_lc *cam, int stalled) {
-    if (!loaded || !cam) return KIOSK_LC_CLOSED;
+    if (!plugin.handle) return KIOSK_LC_CLOSED;
     return plugin.close(cam, stalled);
 }

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Writes the raw camera frames the VM tests stream through vivid (stdlib only).
+"""Writes the raw camera frames the VM tests stream through vivid and vimc (stdlib only).
 
 The codes' modules come from zint's --dump (one hex row per symbol row); each frame is a white
 field with the code drawn dark in the centre (inside the default ROI, the centre half), or in the
 top-left corner for the out-of-ROI frame. Formats: GREY (8-bit luma) and YUYV (Y0 U Y1 V, chroma
-neutral). The QR frame is also written as PPM, for cjpeg to make an MJPG frame of it. A GREY frame
-is also written as PGM so the host can check it with `kiosk decode`. Two uniform GREY frames, dark
-(luma 20) and bright (luma 200), are the room for the torch checks.
+neutral), and BGR888 (3 bytes a pixel, grey) for vimc through libcamera. The QR frame is also
+written as PPM, for cjpeg to make an MJPG frame of it. A GREY frame is also written as PGM so the
+host can check it with `kiosk decode`, and a BGR888 frame's green channel (what the libcamera
+plugin reads as luma). Two uniform GREY frames, dark (luma 20) and bright (luma 200), are the room
+for the torch checks.
 
 usage: frames.py OUTDIR        prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA
 """
@@ -68,6 +70,13 @@ def yuyv(luma):
     return out
 
 
+def bgr(luma):
+    out = bytearray(len(luma) * 3)
+    for i in range(3):
+        out[i::3] = luma
+    return out
+
+
 def main():
     outdir = sys.argv[1]
     os.makedirs(outdir, exist_ok=True)
@@ -79,11 +88,19 @@ def main():
             frames.append((f"{name}-{fourcc}-{w}x{h}", fourcc, w, h, draw(w, h, rows, linear, "centre"), sym, expected))
     rows = modules(58, "KIOSK-VM-OUTSIDE")
     frames.append(("outside-YUYV-640x480", "YUYV", 640, 480, draw(640, 480, rows, False, "corner"), "-", "KIOSK-VM-OUTSIDE"))
+    # libcamera through vimc: its RGB/YUV capture streams BGR888 (R, G, B bytes) at 636x480; the
+    # frame is injected at the capture (vimc's inject parameter), grey, so green is the luma.
+    rows = modules(58, "KIOSK-VM-LC-0001")
+    frames.append(("qr-BGR888-636x480", "BGR888", 636, 480, draw(636, 480, rows, False, "centre"), "QR-Code", "KIOSK-VM-LC-0001"))
     for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
         frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:
+        raw = luma if fourcc == "GREY" else bgr(luma) if fourcc == "BGR888" else yuyv(luma)
         with open(os.path.join(outdir, name + ".raw"), "wb") as f:
-            f.write(luma if fourcc == "GREY" else yuyv(luma))
+            f.write(raw)
+        if fourcc == "BGR888":  # for the host's check: the green channel, as the plugin reads it
+            with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
+                f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(raw[1::3]))
         if (fourcc == "GREY" and sym != "-") or name.startswith("outside"):
             with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
                 f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(luma))

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# The checks, run inside the VM by /init against the real drivers: vivid (V4L2) and gpio-sim
-# (GPIO), with the built kiosk. One PASS/FAIL line per check, then "RESULT N passed, M failed";
+# The checks, run inside the VM by /init against the real drivers: vivid (V4L2), gpio-sim (GPIO)
+# and vimc (libcamera, through the kiosk's libcamera plugin), with the built kiosk. One PASS/FAIL line per check, then "RESULT N passed, M failed";
 # exit 0 when nothing failed. Each group is a function group_NAME, run in the order of the list at
 # the end; VM_GROUPS=gpio,faults on the kernel command line (KIOSK_VM_APPEND) runs only those.
 KVER=$(cat /tests/kernel)
@@ -594,12 +594,191 @@ group_snapshot() {
   else fail "$label: want exit 0, size=480x662 and the QR code decoded, got exit $st: $line; $dec"; show /tmp/snap.err; fi
 }
 
+# ---- 7. libcamera: vimc through the kiosk's libcamera plugin ------------------------------------
+# vimc (patched: tests/vm/vimc-inject.patch) is libcamera's test camera: sensor, debayer, scaler
+# and an RGB capture, which bookworm's libcamera 0.0.3 streams as BGR888. lc-probe
+# (plugins/libcamera/lc-probe.c) drives the plugin through the kiosk's own loader.
+# Reusable, for kiosk-level checks too:
+#   vimc_up            load vimc, write the udev database entries libcamera needs for its nodes;
+#                      LC_CAMERA is then libcamera's id of it (lc-probe's list in /tmp/lc-list.txt)
+#   vimc_inject FILE   every frame captured from now on is FILE (raw, the capture's format and size:
+#                      BGR888 636x480 for a 640x480 request), even while streaming; "" is vimc's
+#                      test pattern again
+#   vimc_stall         the capture stops delivering (its buffers stay queued, as a CSI camera that
+#                      stops sending); vimc_unstall delivers again
+#   vimc_unplug / vimc_replug   unbind / bind vimc's platform device (a camera gone and back;
+#                      libcamera 0.0.3's vimc pipeline, like its Raspberry Pi one, does not report
+#                      the unplug: to a program it is a stall)
+LC_PLUGIN=/usr/lib/kiosk/kiosk-libcamera.so
+VIMC_PARAMS=/sys/module/vimc/parameters
+LC_CAMERA=
+# udev_db: libcamera's device enumerator (libudev) lists only devices udev has initialised, which
+# libudev tells by their database entry, /run/udev/data/c<major>:<minor>. No udevd runs here (it
+# would add nothing libcamera uses: its pipeline handlers but UVC's ignore udev's remove events):
+# write the entries of the media controller and V4L2 nodes there now.
+udev_db() {
+  mkdir -p /run/udev/data
+  for d in /sys/bus/media/devices/*/dev /sys/class/video4linux/*/dev; do
+    [ -e "$d" ] && echo "I:$(($(vmtool ms) * 1000))" >"/run/udev/data/c$(cat "$d")"
+  done
+}
+vimc_media() {  # the vimc media controller's /dev node, when there
+  for m in /sys/bus/media/devices/media*; do
+    [ "$(cat "$m/model" 2>/dev/null)" = "VIMC MDEV" ] && { echo "/dev/${m##*/}"; return 0; }
+  done
+  return 1
+}
+vimc_up() {
+  grep -q '^vimc ' /proc/modules || load vimc || return 1
+  n=100; until m=$(vimc_media) && [ -e "$m" ]; do n=$((n - 1)); [ $n = 0 ] && return 1; usleep 20000; done
+  udev_db
+  lc-probe $LC_PLUGIN list >/tmp/lc-list.txt 2>&1
+  LC_CAMERA=$(sed -n 's/^camera 0 //p' /tmp/lc-list.txt)
+  [ -n "$LC_CAMERA" ]
+}
+vimc_inject() { echo "$1" >$VIMC_PARAMS/inject; }
+vimc_stall() { echo 1 >$VIMC_PARAMS/stall; }
+vimc_unstall() { echo 0 >$VIMC_PARAMS/stall; }
+vimc_unplug() { echo vimc.0 >/sys/bus/platform/drivers/vimc/unbind; }
+vimc_replug() { echo vimc.0 >/sys/bus/platform/drivers/vimc/bind && vimc_up; }
+
+# lc_frames FILE W H: checks lc-probe's frame lines in FILE: each WxH BGR888 with pixel stride 3
+# and row stride 3W, sequence numbers rising, timestamps on CLOCK_MONOTONIC (a frame's age when
+# lc-probe has it, now minus its timestamp, within 0-1 s); prints "N frames, FPS fps
+# (timestamps), ..." and is true, or prints what is wrong and is false.
+lc_frames() {
+  awk -v size="$2x$3" -v stride=$(($2 * 3)) '
+    $1 != "frame" { next }
+    { for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+    f["size"] != size || f["format"] != "BGR888" || f["pixel_stride"] != 3 || f["row_stride"] != stride {
+      print "frame " $2 ": want BGR888 " size " row_stride " stride " pixel_stride 3, got " $0; bad = 1; exit }
+    n > 0 && f["seq"] + 0 <= seq { print "frame " $2 ": sequence " f["seq"] " after " seq; bad = 1; exit }
+    f["age_us"] + 0 < 0 || f["age_us"] + 0 > 1000000 { print "frame " $2 ": timestamp not on CLOCK_MONOTONIC: " $0; bad = 1; exit }
+    { if (n == 0) { ts0 = f["ts"]; first = f["ms"] } seq = f["seq"] + 0; ts = f["ts"]; n++ }
+    { if (f["age_us"] + 0 > age) age = f["age_us"] + 0 }
+    END {
+      if (bad) exit 1
+      if (n < 2) { print n " frames"; exit 1 }
+      printf "%d frames, %.1f fps (timestamps), the first %d ms after the open, each at most %.1f ms old\n", n, (n - 1) * 1e9 / (ts - ts0), first, age / 1000
+    }' "$1"
+}
+# lc_wait_frames FILE N SECONDS PID: until FILE has N frame lines (false on timeout or if PID ended).
+lc_wait_frames() {
+  n=$(($3 * 10))
+  while [ "$(grep -c '^frame ' "$1")" -lt "$2" ]; do
+    kill -0 "$4" 2>/dev/null || return 1
+    n=$((n - 1)); [ $n = 0 ] && return 1; sleep 0.1
+  done
+}
+# lc_reap PID SECONDS: wait for PID to end by itself (SIGKILL after SECONDS); LSTATUS.
+lc_reap() {
+  n=$(($2 * 10))
+  while kill -0 "$1" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+  kill -KILL "$1" 2>/dev/null
+  wait "$1"; LSTATUS=$?
+}
+
+group_libcamera() {
+  unfeed   # a vivid feed left by an earlier group takes the CPU vimc's frames need
+  label="libcamera lists vimc"
+  if ! vimc_up; then
+    fail "$label: no camera from lc-probe list (vimc media device: $(vimc_media || echo none))"; show /tmp/lc-list.txt; return
+  fi
+  pass "$label: $(sed -n 's/^version //p' /tmp/lc-list.txt), $(sed -n 's/^cameras //p' /tmp/lc-list.txt) camera(s), \"$LC_CAMERA\" on $(vimc_media)"
+  W=636 H=480   # what vimc's pipeline makes of a 640x480 request (the frames are made for it)
+
+  label="libcamera grabs vimc's test pattern"
+  # Asked for 15 fps and a crop: vimc has neither a frame duration nor a ScalerCrop control
+  # (its controls: Brightness, Contrast, Saturation), nor AeMeteringMode.
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 10 /tmp/lc-pattern.pgm -f 15 -c 0,0,320,240 >/tmp/lc-grab.txt 2>&1
+  st=$?
+  if [ $st = 0 ] && got=$(lc_frames /tmp/lc-grab.txt $W $H) && grep -q '^close CLOSED$' /tmp/lc-grab.txt; then
+    pass "$label: $got, closed"
+  else fail "$label: exit $st, ${got:-}"; show /tmp/lc-grab.txt; fi
+  grep -m1 '^frame ' /tmp/lc-grab.txt | sed 's/^/INFO lc-probe | /'
+  label="libcamera, what the plugin says vimc has"
+  if grep -qE '^open .* format=BGR888 size=636x480 fps=0 has_scaler_crop=0 .* has_metering=0$' /tmp/lc-grab.txt &&
+     grep -qx 'error crop: the camera has no ScalerCrop control' /tmp/lc-grab.txt; then
+    pass "$label: $(grep -o 'format=.*' /tmp/lc-grab.txt | head -1); set_crop refused"
+  else fail "$label: want BGR888 636x480, fps=0, has_scaler_crop=0, has_metering=0 and set_crop refused"; show /tmp/lc-grab.txt; fi
+
+  label="libcamera, a QR frame injected at vimc's capture while streaming"
+  vimc_inject ""
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 20 /tmp/lc-qr.pgm >/tmp/lc-inject.txt 2>&1 &
+  lpid=$!
+  if lc_wait_frames /tmp/lc-inject.txt 10 20 $lpid; then
+    vimc_inject "/frames/qr-BGR888-${W}x$H.raw"
+    lc_reap $lpid 20
+    dec=$(/bin/kiosk decode /tmp/lc-qr.pgm 2>&1)
+    if [ "$LSTATUS" = 0 ] && [ "$dec" = "/tmp/lc-qr.pgm: QR-Code: KIOSK-VM-LC-0001" ]; then
+      pass "$label: the last of 20 frames (switched after 10) decodes: $dec"
+      echo "LCPGM-BEGIN"; gzip -c /tmp/lc-qr.pgm | base64; echo "LCPGM-END"
+    else fail "$label: exit $LSTATUS, kiosk decode of the grabbed luma: ${dec:-nothing}"; show /tmp/lc-inject.txt; dmesg | grep vimc | tail -5 | show; fi
+  else
+    lc_reap $lpid 1; fail "$label: no 10 frames"; show /tmp/lc-inject.txt
+  fi
+  dec=$(/bin/kiosk decode /tmp/lc-pattern.pgm 2>&1)
+  if [ -s /tmp/lc-pattern.pgm ] && [ -z "$dec" ]; then pass "libcamera, vimc's test pattern: no code in it (the QR comes from the injection)"
+  else fail "libcamera, vimc's test pattern: want no code in /tmp/lc-pattern.pgm, got: ${dec:-no file}"; fi
+  vimc_inject ""
+
+  label="libcamera, three opens in one process (as the kiosk reopens)"
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 3 "" -r 3 >/tmp/lc-repeat.txt 2>&1
+  st=$?
+  if [ $st = 0 ] && [ "$(grep -c '^close CLOSED$' /tmp/lc-repeat.txt)" = 3 ] && [ "$(grep -c '^frame ' /tmp/lc-repeat.txt)" = 9 ]; then
+    pass "$label: 3 frames each, closed 3 times; opens took $(sed -n 's/^open ms=\([0-9]*\) .*/\1/p' /tmp/lc-repeat.txt | tr '\n' ' ')ms"
+  else fail "$label: exit $st"; show /tmp/lc-repeat.txt; fi
+
+  label="libcamera, vimc stalls mid-stream"
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 800 >/tmp/lc-stall.txt 2>&1 &
+  lpid=$!
+  if lc_wait_frames /tmp/lc-stall.txt 5 20 $lpid; then
+    vimc_stall
+    t0=$(vmtool ms)
+    lc_reap $lpid 15
+    ms=$(($(vmtool ms) - t0))
+    vimc_unstall
+    timeouts=$(grep -c '^timeout ' /tmp/lc-stall.txt)
+    if [ "$LSTATUS" = 2 ] && [ "$timeouts" = 3 ] && grep -q '^close ABANDONED$' /tmp/lc-stall.txt; then
+      pass "$label: 3 timeouts of 0.8 s, close ABANDONED (no Camera::stop), exit 2 after $ms ms"
+    else fail "$label: want exit 2, 3 timeouts and close ABANDONED; exit $LSTATUS, $timeouts timeouts"; show /tmp/lc-stall.txt; fi
+    lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 3 "" >/tmp/lc-after.txt 2>&1
+    st=$?
+    if [ $st = 0 ] && lc_frames /tmp/lc-after.txt $W $H >/dev/null; then pass "$label: the camera streams again in a new process"
+    else fail "$label: after the stalled process ended, a new one got exit $st"; show /tmp/lc-after.txt; fi
+  else
+    lc_reap $lpid 1; fail "$label: no 5 frames before the stall"; show /tmp/lc-stall.txt
+  fi
+
+  # Only libcamera's UVC pipeline handler listens for its media device's removal (and then emits
+  # Camera::disconnected, "camera disconnected" from the plugin): vimc's, like the Raspberry Pi's,
+  # does not, so an unplug is a stall to the program, and the camera is abandoned.
+  label="libcamera, vimc unplugged mid-stream"
+  lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 100000 "" -t 3 -w 800 >/tmp/lc-unplug.txt 2>&1 &
+  lpid=$!
+  if lc_wait_frames /tmp/lc-unplug.txt 5 20 $lpid; then
+    t0=$(vmtool ms)
+    vimc_unplug || fail "$label: could not unbind vimc.0"
+    lc_reap $lpid 15
+    ms=$(($(vmtool ms) - t0))
+    ended=$(grep -E '^(close|error) ' /tmp/lc-unplug.txt | tr '\n' ' ')
+    if [ "$LSTATUS" -lt 128 ] && grep -qE '^close (CLOSED|ABANDONED)$' /tmp/lc-unplug.txt; then
+      pass "$label: $(grep -c '^timeout ' /tmp/lc-unplug.txt) timeouts, ${ended}exit $LSTATUS after $ms ms"
+    else fail "$label: want a close line and an exit status that is not a signal, got exit $LSTATUS"; show /tmp/lc-unplug.txt; fi
+    if vimc_replug && lc-probe $LC_PLUGIN grab "$LC_CAMERA" 640 480 3 "" >/tmp/lc-after.txt 2>&1; then
+      pass "$label: plugged in again, \"$LC_CAMERA\" listed and streaming in a new process"
+    else fail "$label: after binding vimc.0 again, no camera streaming"; show /tmp/lc-list.txt; show /tmp/lc-after.txt; fi
+  else
+    lc_reap $lpid 1; fail "$label: no 5 frames before the unplug"; show /tmp/lc-unplug.txt
+  fi
+}
+
 # ---- run ---------------------------------------------------------------------------------------
 load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
   fail "load vivid"
 load gpio-sim || fail "load gpio-sim"
 info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
-GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot}" | tr , " ")
+GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
 for group in $GROUPS_RUN; do
   t=$(vmtool ms)

@@ -39,7 +39,7 @@ export PATH=$PATH:/opt/swift/usr/bin
 # The kernel itself (linux-image-*) and linux-source-6.1 are only downloaded and unpacked into the
 # cache, never installed.
 VM_PACKAGES="qemu-system-x86 busybox-static v4l-utils gpiod cpio zint kmod linux-headers-amd64
-  python3 gcc make libc6-dev xz-utils libjpeg-turbo-progs"
+  python3 gcc make libc6-dev xz-utils libjpeg-turbo-progs patch g++ pkg-config libcamera-dev libcamera-ipa"
 
 t_start=$(date +%s%N)
 stamp() { local ms=$(( ($(date +%s%N) - t_start) / 1000000 )); printf 'vm: +%d.%ds %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*"; }
@@ -98,13 +98,27 @@ fi
 VMLINUZ=$K/kroot/boot/vmlinuz-$KVER
 MODDIR=$K/kroot/lib/modules/$KVER
 
-# --- gpio-sim, out of tree (Debian does not build CONFIG_GPIO_SIM) -------------------------------
+# --- the kernel sources of the out-of-tree modules (Debian builds neither CONFIG_GPIO_SIM nor
+# CONFIG_VIDEO_VIMC): one pass over linux-source's .deb (140 MB) for whichever is not built yet;
+# the .deb and the sources are deleted once both are built.
+VIMC_STAMP=$(sha256sum "$HERE/vimc-inject.patch" | cut -c1-16)   # a new patch rebuilds vimc
+vimc_built() { [ "$(cat "$K/vimc.done" 2>/dev/null)" = "$VIMC_STAMP" ]; }
+KS=$K/linux-source
+ksrc=""
+[ -e "$K/gpio-sim.done" ] || ksrc="drivers/gpio/gpio-sim.c drivers/gpio/gpiolib.h kernel/irq/irq_sim.c"
+vimc_built || ksrc="$ksrc drivers/media/test-drivers/vimc"
+if [ -n "$ksrc" ]; then
+  rm -rf "$KS" && mkdir -p "$KS"
+  dpkg-deb --fsys-tarfile "$(fetch "$KSRC_PKG=$KPKGVER")" | tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
+    tar -xJ -C "$KS" --strip-components=1 $(for f in $ksrc; do echo "$KSRC_PKG/$f"; done)
+  stamp "linux-source unpacked:$(for f in $ksrc; do printf ' %s' "${f##*/}"; done)"
+fi
+
+# --- gpio-sim, out of tree -----------------------------------------------------------------------
 if [ ! -e "$K/gpio-sim.done" ]; then
   src=$K/gpio-sim
   rm -rf "$src" && mkdir -p "$src"
-  dpkg-deb --fsys-tarfile "$(fetch "$KSRC_PKG=$KPKGVER")" | tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
-    tar -xJ -C "$src" "$KSRC_PKG/drivers/gpio/gpio-sim.c" "$KSRC_PKG/drivers/gpio/gpiolib.h" "$KSRC_PKG/kernel/irq/irq_sim.c"
-  mv "$src/$KSRC_PKG"/drivers/gpio/* "$src/$KSRC_PKG/kernel/irq/irq_sim.c" "$src/" && rm -rf "${src:?}/$KSRC_PKG"
+  cp "$KS"/drivers/gpio/gpio-sim.c "$KS"/drivers/gpio/gpiolib.h "$KS/kernel/irq/irq_sim.c" "$src/"
   # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
   sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$src/irq_sim.c"
   grep -q 'generic_handle_irq(irqnum)' "$src/irq_sim.c" || die "irq_sim.c: the irq_to_desc patch did not apply"
@@ -113,9 +127,24 @@ if [ ! -e "$K/gpio-sim.done" ]; then
   make -s -C "$KDIR" M="$src" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "gpio-sim did not build"; }
   mkdir -p "$MODDIR/updates" && cp "$src/gpio-sim.ko" "$src/irq_sim.ko" "$MODDIR/updates/"
   depmod -b "$K/kroot" "$KVER"
-  rm -f "$CACHE/debs/${KSRC_PKG}_"*.deb        # 140 MB; the three files are all it was for
   touch "$K/gpio-sim.done"
   stamp "gpio-sim built"
+fi
+
+# --- vimc, out of tree, with the frame-injection patch (vimc-inject.patch): libcamera's test camera
+if ! vimc_built; then
+  src=$K/vimc
+  rm -rf "$src" && cp -r "$KS/drivers/media/test-drivers/vimc" "$src"
+  patch -s -d "$src" -p1 <"$HERE/vimc-inject.patch" || die "vimc-inject.patch did not apply"
+  sed 's/\$(CONFIG_VIDEO_VIMC)/m/' "$src/Makefile" >"$src/Kbuild"
+  make -s -C "$KDIR" M="$src" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "vimc did not build"; }
+  mkdir -p "$MODDIR/updates" && strip --strip-debug -o "$MODDIR/updates/vimc.ko" "$src/vimc.ko"
+  depmod -b "$K/kroot" "$KVER"
+  echo "$VIMC_STAMP" >"$K/vimc.done"
+  stamp "vimc built"
+fi
+if [ -n "$ksrc" ]; then
+  rm -rf "$KS" "$CACHE/debs/${KSRC_PKG}_"*.deb   # the few files were all they were for
 fi
 
 # --- v4l2loopback: an MJPG camera (vivid has none); Debian's DKMS source, built by hand ----------
@@ -152,6 +181,16 @@ elif [ -z "$KIOSK_BIN" ]; then
 fi
 [ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
 
+# --- the libcamera plugin and lc-probe, built against this machine's libcamera (group libcamera) --
+# Not with --gpiod2: its groups do not use them (and its libraries come from the trixie root).
+LCDIR=$CACHE/libcamera
+if [ -z "$SYSROOT" ]; then
+  mkdir -p "$LCDIR"
+  (cd "$LCDIR" && make -f "$REPO/plugins/libcamera/Makefile" kiosk-libcamera.so lc-probe) >"$LCDIR/build.log" 2>&1 ||
+    { cat "$LCDIR/build.log"; die "the libcamera plugin did not build"; }
+  stamp "libcamera plugin and lc-probe built (or up to date)"
+fi
+
 # --- frames and a host-side sanity check of them -------------------------------------------------
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-vm.XXXXXX")
 trap 'rm -rf "$W"' EXIT
@@ -161,7 +200,7 @@ python3 "$HERE/frames.py" "$ROOT/frames" >"$ROOT/frames/frames.list"
 host_pass=0 host_fail=0
 host_passed=0   # host PASS lines printed
 # The trixie-built kiosk needs trixie's C library: the frames were checked by the bookworm run.
-[ -n "$SYSROOT" ] || for pgm in "$ROOT"/frames/*-GREY-*.pgm; do
+[ -n "$SYSROOT" ] || for pgm in "$ROOT"/frames/*-GREY-*.pgm "$ROOT"/frames/*-BGR888-*.pgm; do
   want=$(awk -v n="$(basename "$pgm" .pgm)" '$1 == n { print $5 ": " $6 }' "$ROOT/frames/frames.list")
   if "$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$pgm" | grep -qxF "$pgm: $want"; then
     host_pass=$((host_pass + 1))
@@ -189,18 +228,31 @@ strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
 tools="/usr/bin/v4l2-ctl /usr/bin/gpioset /usr/bin/gpioget /usr/bin/gpioinfo /usr/bin/gpiodetect"
 plugins=$(cd "$SYSROOT/" && ls usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null | sed 's|^|/|' || true)
 for t in $tools; do cp "$SYSROOT$t" "$ROOT/usr/bin/" || die "no $SYSROOT$t"; done
+# libcamera: the plugin, lc-probe, vimc's IPA module (with its signature: unsigned, libcamera would
+# run it in a separate process through its proxy) and its configuration; the libraries through ldd.
+# (No udevd: the guest writes the udev database entries libcamera looks for, see udev_db.)
+lcfiles=
+if [ -z "$SYSROOT" ]; then
+  LCLIB=$(pkg-config --variable=libdir libcamera)/libcamera
+  mkdir -p "$ROOT/usr/lib/kiosk" "$ROOT$LCLIB" "$ROOT/usr/share/libcamera/ipa"
+  strip -o "$ROOT/usr/lib/kiosk/kiosk-libcamera.so" "$LCDIR/kiosk-libcamera.so"
+  strip -o "$ROOT/usr/bin/lc-probe" "$LCDIR/lc-probe"
+  cp "$LCLIB/ipa_vimc.so" "$LCLIB/ipa_vimc.so.sign" "$LCLIB/vimc_ipa_proxy" "$ROOT$LCLIB/" || die "no vimc IPA in $LCLIB (libcamera-ipa)"
+  cp -r /usr/share/libcamera/ipa/vimc "$ROOT/usr/share/libcamera/ipa/"
+  lcfiles="$ROOT/usr/lib/kiosk/kiosk-libcamera.so $LCLIB/ipa_vimc.so $LCLIB/vimc_ipa_proxy"
+fi
 # ldd of the kiosk and the tools, as their own system resolves them (chroot into the trixie root).
 needed() {
   if [ -n "$SYSROOT" ]; then
     cp "$ROOT/bin/kiosk" "$SYSROOT/tmp/kiosk-vm-ldd"
     chroot "$SYSROOT" ldd /tmp/kiosk-vm-ldd $tools $plugins; rm -f "$SYSROOT/tmp/kiosk-vm-ldd"
-  else ldd "$ROOT/bin/kiosk" $tools $plugins; fi
+  else ldd "$ROOT/bin/kiosk" $tools $plugins $lcfiles; fi
 }
 for f in $(needed 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u) $plugins; do
   [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$SYSROOT$f" "$ROOT$f"; }
 done
 # Modules: each one's insmod order (dependencies first), for the guest's `load`.
-for m in vivid gpio-sim v4l2loopback; do
+for m in vivid gpio-sim v4l2loopback vimc; do
   modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
   while read -r ko; do
     rel=${ko#"$MODDIR"/}
@@ -240,6 +292,19 @@ if grep -q '^SNAPSHOT-END$' "$LOG"; then
     host_passed=$((host_passed + 1))
   else
     echo "FAIL host: the guest's snapshot copied out to $CACHE/snapshot.png: kiosk decode gave: ${got:-nothing}"; host_fail=$((host_fail + 1))
+  fi
+fi
+
+# The luma the libcamera plugin grabbed from vimc with the QR frame injected (group libcamera), as
+# a gzipped PGM in base64.
+if grep -q '^LCPGM-END$' "$LOG"; then
+  sed -n '/^LCPGM-BEGIN$/,/^LCPGM-END$/p' "$LOG" | sed '1d;$d' | base64 -d 2>/dev/null | gunzip >"$CACHE/libcamera-qr.pgm" 2>/dev/null
+  got=$("$KIOSK_BIN" decode "$CACHE/libcamera-qr.pgm" 2>&1)
+  if [ "$got" = "$CACHE/libcamera-qr.pgm: QR-Code: KIOSK-VM-LC-0001" ]; then
+    echo "PASS host: the luma lc-probe grabbed through libcamera from vimc, copied out to $CACHE/libcamera-qr.pgm, decodes"
+    host_passed=$((host_passed + 1))
+  else
+    echo "FAIL host: the libcamera grab copied out to $CACHE/libcamera-qr.pgm: kiosk decode gave: ${got:-nothing}"; host_fail=$((host_fail + 1))
   fi
 fi
 
