@@ -21,8 +21,9 @@ PACKAGES_trixie := swiftlang libstdc++-14-dev
 PACKAGES += $(PACKAGES_$(CODENAME))
 
 # What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
-# dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian.
-DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian
+# dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian; g++ and
+# libcamera-dev to build the libcamera plugin from the package's copy of its source.
+DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

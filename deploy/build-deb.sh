@@ -112,6 +112,12 @@ sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kios
     "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
 install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
 gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk/README.md.gz"
+# The libcamera plugin's source (README, "A Camera Module"): built on the Pi against its own
+# libcamera with `make -C /usr/share/kiosk/libcamera-plugin install`; never built into the package.
+plugin_dir=$root/usr/share/kiosk/libcamera-plugin
+install -D -m 0644 "$repo/plugins/libcamera/Makefile" "$plugin_dir/Makefile"
+install -m 0644 "$repo/plugins/libcamera/kiosk_libcamera.cpp" "$repo/plugins/libcamera/lc-probe.c" \
+  "$repo/Sources/CLibcamera/include/kiosk_libcamera.h" "$repo/Sources/CLibcamera/loader.c" "$plugin_dir/"
 
 year=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
 cat > "$root/usr/share/doc/kiosk/copyright" <<EOF

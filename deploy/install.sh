@@ -61,6 +61,7 @@ fi
 bin_path=$PREFIX/bin/kiosk
 unit_path=/etc/systemd/system/kiosk.service
 doc_dir=$PREFIX/share/doc/kiosk
+plugin_dir=$PREFIX/share/kiosk/libcamera-plugin
 env_path=/etc/default/kiosk
 state_dir=/var/lib/kiosk
 changed=0
@@ -93,6 +94,7 @@ if [ "$mode" = uninstall ]; then
   remove "$bin_path"
   remove "$unit_path"
   remove "$doc_dir"
+  remove "$plugin_dir"
   if [ "$purge" = 1 ]; then
     remove "$env_path"
     remove "$state_dir"
@@ -148,6 +150,11 @@ else
   put "$repo/deploy/kiosk.env" "$env_path" 644
 fi
 put "$repo/deploy/kiosk.env" "$doc_dir/kiosk.env" 644
+# The libcamera plugin's source, as the package ships it (README, "A Camera Module").
+for f in plugins/libcamera/Makefile plugins/libcamera/kiosk_libcamera.cpp plugins/libcamera/lc-probe.c \
+         Sources/CLibcamera/include/kiosk_libcamera.h Sources/CLibcamera/loader.c; do
+  put "$repo/$f" "$plugin_dir/${f##*/}" 644
+done
 
 if [ -n "$DESTDIR" ]; then
   echo "install.sh: staged (DESTDIR mode: no packages installed, no user created, systemctl not run)"

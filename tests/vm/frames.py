@@ -92,13 +92,14 @@ def main():
     # frame is injected at the capture (vimc's inject parameter), grey, so green is the luma.
     rows = modules(58, "KIOSK-VM-LC-0001")
     frames.append(("qr-BGR888-636x480", "BGR888", 636, 480, draw(636, 480, rows, False, "centre"), "QR-Code", "KIOSK-VM-LC-0001"))
+    frames.append(("dark-BGR888-636x480", "BGR888", 636, 480, bytearray([DARK]) * (636 * 480), "-", "-"))
     for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
         frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:
         raw = luma if fourcc == "GREY" else bgr(luma) if fourcc == "BGR888" else yuyv(luma)
         with open(os.path.join(outdir, name + ".raw"), "wb") as f:
             f.write(raw)
-        if fourcc == "BGR888":  # for the host's check: the green channel, as the plugin reads it
+        if fourcc == "BGR888" and sym != "-":  # for the host's check: the green channel, as the plugin reads it
             with open(os.path.join(outdir, name + ".pgm"), "wb") as f:
                 f.write(b"P5\n%d %d\n255\n" % (w, h) + bytes(raw[1::3]))
         if (fourcc == "GREY" and sym != "-") or name.startswith("outside"):

@@ -773,12 +773,102 @@ group_libcamera() {
   fi
 }
 
+# ---- 8. the kiosk on libcamera: `kiosk run`, doctor and snapshot with KIOSK_CAMERA=libcamera ------
+# The same vimc camera as group libcamera, now through the kiosk itself: the plugin is found next
+# to the binary's usual places (/usr/lib/kiosk here), frames come in as BGR888 636x480 (green is
+# the luma), and vimc gives no exposure figures, so the torch decides on the picture's mean luma.
+group_lckiosk() {
+  gpio_setup || { fail "gpio-sim: could not make a chip through configfs"; return; }
+  vimc_up || { fail "kiosk on libcamera: vimc not listed"; show /tmp/lc-list.txt; return; }
+  echo pull-down >"$TORCHDIR/pull"; echo pull-down >"$SIMDIR/pull"
+  lcvars="KIOSK_CAMERA=libcamera KIOSK_GPIO_CHIP=$CHIP KIOSK_BUZZER_LINE=$BUZZ KIOSK_TORCH_LINE=$TORCH KIOSK_TORCH_HOLD_MS=$HOLD_MS"
+
+  label="kiosk on libcamera, a QR code injected"
+  vimc_inject ""
+  kiosk_start $lcvars
+  if wait_log 'event=ready ' 20; then
+    opened=$(grep -o 'event=camera_open .*' "$LOG" | head -1)
+    if echo "$opened" | grep -q 'format=BGR888 size=636x480'; then pass "$label: $opened"
+    else fail "$label: want camera_open with format=BGR888 size=636x480, got: ${opened:-none}"; show "$LOG"; fi
+    vimc_inject /frames/qr-BGR888-636x480.raw
+    if wait_log 'event=scan .*KIOSK-VM-LC-0001' 10; then
+      sleep 2   # the code stays in view: the repeat window keeps it to one report
+      n=$(grep -c 'event=scan ' "$LOG")
+      if [ "$n" = 1 ]; then pass "$label: reported once: $(grep -o 'event=scan .*' "$LOG")"
+      else fail "$label: want 1 scan in 2 s of the same code, got $n"; show "$LOG"; fi
+    else fail "$label: no scan of KIOSK-VM-LC-0001 within 10 s"; show "$LOG"; fi
+
+    label="kiosk on libcamera, dark frames"
+    vimc_inject /frames/dark-BGR888-636x480.raw
+    limit=$((HOLD_MS + CONFIRM_MS + SETTLE_MS + SLACK_MS))
+    if wait_value "$TORCHDIR/value" 1 $((limit / 1000 + 1)); then
+      on=$(grep -o 'event=torch state=on .*' "$LOG" | head -1)
+      b=$(echo "$on" | sed -n 's/.*brightness=\([0-9]*\).*/\1/p')
+      if [ -n "$b" ] && [ "$b" -ge 15 ] && [ "$b" -le 25 ]; then pass "$label: torch line active $WAITED_MS ms after them, $on (mean luma: vimc reports no exposure)"
+      else fail "$label: want torch state=on with brightness about 20, got: ${on:-none}"; fi
+    else fail "$label: the torch line did not go active within $limit ms"; show "$LOG"; fi
+    check_stop "kiosk on libcamera"
+    if [ "$(cat "$TORCHDIR/value")" = 0 ] && [ "$(cat "$SIMDIR/value")" = 0 ] && line_unused $TORCH && line_unused $BUZZ; then
+      pass "kiosk on libcamera: after SIGTERM the torch and buzzer lines are low and released"
+    else fail "kiosk on libcamera: after SIGTERM: torch $(cat "$TORCHDIR/value"), buzzer $(cat "$SIMDIR/value"); $(line_info $TORCH)"; fi
+  else
+    fail "$label: never ready"; show "$LOG"; kiosk_stop
+  fi
+  vimc_inject ""
+
+  label="kiosk on libcamera, the camera stalls"
+  kiosk_start $lcvars KIOSK_TORCH=on
+  if wait_log 'event=ready ' 20 && wait_value "$TORCHDIR/value" 1 5; then
+    vimc_stall
+    t0=$(vmtool ms)
+    kiosk_wait 20
+    ms=$(($(vmtool ms) - t0))
+    vimc_unstall
+    if [ "$KSTATUS" = 69 ] && grep -q 'event=camera_lost .*no frame for' "$LOG" && grep -q 'event=camera_unavailable .*restart=true' "$LOG"; then
+      pass "$label: camera_lost, then exit 69 for systemd to restart it ($ms ms after the stall), not a crash"
+    else fail "$label: want camera_lost, camera_unavailable restart=true and exit 69; exit $KSTATUS after $ms ms"; show "$LOG"; fi
+    if [ "$(cat "$TORCHDIR/value")" = 0 ] && line_unused $TORCH; then pass "$label: the torch went off with the camera and its line is released"
+    else fail "$label: after the stall the torch line is $(cat "$TORCHDIR/value"), $(line_info $TORCH)"; fi
+    kiosk_start $lcvars
+    if wait_log 'event=ready ' 20; then pass "$label: a new kiosk process has the camera again"; else fail "$label: a new process never got ready"; show "$LOG"; fi
+    kiosk_stop
+  else
+    fail "$label: never ready with the torch on"; show "$LOG"; kiosk_stop
+  fi
+
+  label="kiosk doctor on libcamera"
+  doctor KIOSK_CAMERA=libcamera
+  if [ "$DSTATUS" = 0 ] && grep -q '^PASS libcamera: plugin /usr/lib/kiosk/kiosk-libcamera.so, libcamera ' /tmp/doctor.txt &&
+     grep -q "^PASS libcamera: cameras: 0: $LC_CAMERA" /tmp/doctor.txt && grep -q '^PASS camera: libcamera .* opens: BGR888 636x480' /tmp/doctor.txt &&
+     grep -q '^WARN light: the camera reports no ExposureTime' /tmp/doctor.txt; then
+    pass "$label: exit 0, $(grep '^PASS libcamera: plugin' /tmp/doctor.txt), the camera, no exposure figures (WARN)"
+  else fail "$label: want exit 0, the plugin and camera PASS and the light WARN; exit $DSTATUS"; show /tmp/doctor.txt; fi
+  sed 's/^/INFO doctor | /' /tmp/doctor.txt
+  label="kiosk doctor on libcamera, the plugin missing"
+  mv /usr/lib/kiosk/kiosk-libcamera.so /tmp/
+  doctor KIOSK_CAMERA=libcamera
+  mv /tmp/kiosk-libcamera.so /usr/lib/kiosk/
+  if [ "$DSTATUS" = 1 ] && grep -q '^FAIL libcamera: .*/usr/lib/kiosk/kiosk-libcamera.so: not there.*libcamera-dev' /tmp/doctor.txt; then
+    pass "$label: exit 1, $(grep '^FAIL libcamera' /tmp/doctor.txt | cut -c1-160)..."
+  else fail "$label: want exit 1 and FAIL libcamera naming where it looked and how to build it; exit $DSTATUS"; show /tmp/doctor.txt; fi
+
+  label="kiosk snapshot on libcamera"
+  vimc_inject /frames/qr-BGR888-636x480.raw
+  env -i PATH=/bin:/usr/bin HOME=/tmp KIOSK_CAMERA=libcamera /bin/kiosk snapshot /tmp/lcsnap.png >/tmp/lcsnap.txt 2>&1
+  st=$?
+  vimc_inject ""
+  dec=$(/bin/kiosk decode /tmp/lcsnap.png 2>&1)
+  if [ $st = 0 ] && grep -q 'size=636x' /tmp/lcsnap.txt && [ "$dec" = "/tmp/lcsnap.png: QR-Code: KIOSK-VM-LC-0001" ]; then
+    pass "$label: exit 0, $(cat /tmp/lcsnap.txt), the picture decodes"
+  else fail "$label: want exit 0 and the snapshot decoding; exit $st: $(cat /tmp/lcsnap.txt); $dec"; fi
+}
+
 # ---- run ---------------------------------------------------------------------------------------
 load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
   fail "load vivid"
 load gpio-sim || fail "load gpio-sim"
 info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
-GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera}" | tr , " ")
+GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
 for group in $GROUPS_RUN; do
   t=$(vmtool ms)
