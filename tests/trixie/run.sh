@@ -3,7 +3,7 @@
 # The trixie tier: the kiosk built and tested as on today's Raspberry Pi OS (Debian 13 "trixie":
 # libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See "Debian 13 (trixie)" in README.md.
 #
-#   tests/trixie/run.sh            make release, make test and make demo inside a trixie root
+#   tests/trixie/run.sh            make release, the libcamera plugin, make test and make demo inside a trixie root
 #   tests/trixie/run.sh --root     only make (or reuse) the root; print its path
 #   tests/trixie/run.sh -- CMD...  run CMD in the checkout's copy inside the root
 #
@@ -41,8 +41,9 @@ done
 # --- the root: trixie with the packages the Makefile's `make deps` wants there -----------------------
 PACKAGES=$(make -s -C "$REPO" print-deps CODENAME=$SUITE)
 [ -n "$PACKAGES" ] || die "make print-deps CODENAME=$SUITE printed no packages"
-# And trixie's own libgpiod v2 and V4L2 command-line tools, for the VM tier's --gpiod2 run.
-PACKAGES="$PACKAGES gpiod v4l-utils"
+# And trixie's own libgpiod v2 and V4L2 command-line tools, for the VM tier's --gpiod2 run; g++
+# and libcamera-dev (0.4 there) for the libcamera plugin's build.
+PACKAGES="$PACKAGES gpiod v4l-utils g++ libcamera-dev"
 KEY=$(echo "$SUITE $PACKAGES" | tr ' ' '\n' | sort | sha256sum | cut -c1-12)
 ROOT=$CACHE/root-$KEY
 if [ ! -e "$ROOT.done" ]; then
@@ -100,6 +101,8 @@ step() {  # step NAME COMMAND...: one PASS/FAIL line, the output in $CACHE/NAME.
   fi
 }
 step release make release
+# The libcamera plugin against trixie's libcamera, and the kiosk's loader accepting it.
+step libcamera-plugin bash -c 'make -C plugins/libcamera clean kiosk-libcamera.so lc-probe && plugins/libcamera/lc-probe plugins/libcamera/kiosk-libcamera.so list | tee /dev/stderr | grep -q "^version "'
 step test make test
 { grep -E "Executed [0-9]+ tests|error:" "$CACHE/test.log" || true; } | tail -3 | sed 's/^/  | /'
 # The demo judges itself: its last event says whether the scene went as narrated.
