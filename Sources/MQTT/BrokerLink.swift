@@ -458,21 +458,7 @@ public final class BrokerLink: @unchecked Sendable {
 
     /// A libmosquitto result in words, with the library's last complaint (OpenSSL's reason).
     private func describe(_ rc: Int32) -> String {
-        let e = errno
-        var text: String
-        switch rc {
-        case MOSQ_ERR_ERRNO.rawValue: text = String(cString: strerror(e))
-        case MOSQ_ERR_CONN_LOST.rawValue: text = "connection lost"
-        case MOSQ_ERR_KEEPALIVE.rawValue: text = "no answer from the broker within the keepalive"
-        case MOSQ_ERR_EAI.rawValue: text = "cannot resolve \(settings.address.host)"
-        case MOSQ_ERR_TLS.rawValue, MOSQ_ERR_TLS_HANDSHAKE.rawValue: text = "TLS failed"
-        case MOSQ_ERR_NO_CONN.rawValue: text = "not connected"
-        default: text = String(cString: mosquitto_strerror(rc))
-        }
-        if let detail = lastLibraryError, rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_CONN_LOST.rawValue {
-            text += " (\(detail))"
-        }
-        return text
+        mosquittoErrorText(rc, errno: errno, host: settings.address.host, detail: lastLibraryError)
     }
 
     /// 8 bytes from /dev/urandom for the run's part of the scan ids (time and pid if it fails).
