@@ -45,6 +45,6 @@ for i in 1...max(1, scans) where scans > 0 {
 while spool.count + link.counters.acknowledged < before + scans { usleep(5000) }
 say("spooled \(scans)")
 signal(SIGTERM) { _ in stopRequested = 1 }
-while stopRequested == 0 { usleep(10_000) }
+while stopRequested == 0 { pause() }  // woken by the signal
 link.stop()
 say("stopped")
