@@ -19,6 +19,15 @@ PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsy
 # there the toolchain comes from swift.org (README, "Build it").
 PACKAGES_trixie := swiftlang libstdc++-14-dev
 PACKAGES += $(PACKAGES_$(CODENAME))
+# The building's broker (issue 17), the same names on bookworm (2.0.11) and trixie (2.0.21):
+# libmosquitto, the MQTT client library the kiosk links (runtime libmosquitto1)
+PACKAGES += libmosquitto-dev
+# the broker the MQTT tests start on a loopback port
+PACKAGES += mosquitto
+# mosquitto_sub, mosquitto_pub and mosquitto_passwd: the tests' consumer and password files
+PACKAGES += mosquitto-clients
+# openssl: the MQTT tests make their CA and the broker's certificate with it
+PACKAGES += openssl
 
 # What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
 # dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian; g++ and

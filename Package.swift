@@ -12,6 +12,8 @@
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
+//   MQTT      - the building's broker: scan events, state and health over libmosquitto, a spool
+//               that keeps scans while the broker is away
 //   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
 //               metrics, the scan program, signals, the log's output
 //   Commands  - the command line: run, demo, check, decode, doctor, snapshot
@@ -46,6 +48,8 @@ let package = Package(
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
+        .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
@@ -61,6 +65,9 @@ let package = Package(
         .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
+        // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
+        .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

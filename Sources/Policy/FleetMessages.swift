@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+/// What a kiosk publishes to a building's broker (interface.md, "A building of kiosks"), as the
+/// payloads' text. The MQTT module sends them; nothing here knows the network.
+
+/// One reported code, as `<topic>/scan` carries it: one JSON object a code, QoS 1, not retained.
+public struct ScanMessage: Equatable, Sendable {
+    /// Unique among every kiosk's scans: the run's random part and a counter (`ScanID`).
+    public var id: String
+    /// As the `scan` log line names it (`QR-Code`, `EAN-13`).
+    public var symbology: String
+    /// The payload's bytes exactly as the symbol held them.
+    public var bytes: [UInt8]
+    /// Wall clock, milliseconds since the Unix epoch.
+    public var timeMs: Int64
+    public var frame: Int
+    public var latencyMs: Double
+    /// The door's verdict (`granted`, `denied`, ...) when verdicts are on.
+    public var verdict: String?
+
+    public init(id: String, symbology: String, bytes: [UInt8], timeMs: Int64, frame: Int, latencyMs: Double, verdict: String? = nil) {
+        self.id = id
+        self.symbology = symbology
+        self.bytes = bytes
+        self.timeMs = timeMs
+        self.frame = frame
+        self.latencyMs = latencyMs
+        self.verdict = verdict
+    }
+
+    /// `{"id":…,"symbology":…,"data":…,"time":…,"frame":…,"latency_ms":…}`: `data` when the bytes
+    /// are valid UTF-8 (the exact text, a NUL included), else `data_base64` with the bytes; then
+    /// `verdict` when there is one.
+    public var json: String {
+        var out = "{\"id\":\(JSONText.quoted(id)),\"symbology\":\(JSONText.quoted(symbology)),"
+        if let text = JSONText.utf8Text(bytes) {
+            out += "\"data\":\(JSONText.quoted(text)),"
+        } else {
+            out += "\"data_base64\":\"\(Base64.encode(bytes))\","
+        }
+        out += "\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\",\"frame\":\(frame),"
+        out += "\"latency_ms\":\(latencyMs.isFinite ? Format.fixed(max(0, latencyMs), 1) : "null")"
+        if let verdict { out += ",\"verdict\":\(JSONText.quoted(verdict))" }
+        return out + "}"
+    }
+}
+
+/// A scan's `id`: the run's part (random, drawn once at start, so two kiosks or two runs of one
+/// never collide) and the scan's number within the run: `3f9a0c1d2e4b5a69-17`.
+public struct ScanID: Sendable {
+    public let run: String
+    public private(set) var last: UInt64 = 0
+
+    /// `random` is 8 bytes from the system's random source.
+    public init(random: [UInt8]) { run = PayloadBytes.hex(random) }
+
+    public mutating func next() -> String {
+        last += 1
+        return "\(run)-\(last)"
+    }
+}
+
+/// What `<topic>/state` says (retained, published when it changes): the torch, the camera and
+/// the last scan's time.
+public struct KioskState: Equatable, Sendable {
+    /// nil: no torch line configured.
+    public var torchOn: Bool?
+    public var cameraOK: Bool
+    /// Wall clock of the last scan, milliseconds since the epoch; nil before the first.
+    public var lastScanMs: Int64?
+
+    public init(torchOn: Bool? = nil, cameraOK: Bool = true, lastScanMs: Int64? = nil) {
+        self.torchOn = torchOn
+        self.cameraOK = cameraOK
+        self.lastScanMs = lastScanMs
+    }
+
+    /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`
+    public var json: String {
+        let torch = torchOn.map { $0 ? "on" : "off" } ?? "none"
+        let last = lastScanMs.map { "\"\(RFC3339.utc(millisecondsSinceEpoch: $0))\"" } ?? "null"
+        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)}"
+    }
+}
+
+/// The `stats` event's fields as one JSON object for `<topic>/stats` (the fields the caller
+/// gives, in its order: numbers as the log prints them, text as JSON strings).
+public enum StatsMessage {
+    public static func json(_ fields: [(String, LogValue)]) -> String {
+        "{" + fields.map { "\(JSONText.quoted($0.0)):\(LogEscape.json($0.1))" }.joined(separator: ",") + "}"
+    }
+}

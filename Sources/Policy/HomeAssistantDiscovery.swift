@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Home Assistant's MQTT discovery for one kiosk (`KIOSK_MQTT_DISCOVERY`, default prefix
+/// `homeassistant`): retained config messages on `<prefix>/<component>/<node_id>/<object_id>/config`
+/// that make the kiosk a device with a tag scanner and an event entity for its scans, and sensors
+/// for its torch, its camera and its frame rate. Published on every connection and again when Home
+/// Assistant says `online` on `<prefix>/status` (it forgets what it was told when it restarts
+/// without a retained copy).
+public struct HomeAssistantDiscovery: Equatable, Sendable {
+    public var prefix: String
+    /// The node id and the device's identity: the client id, made safe ([a-z0-9_-]).
+    public var nodeID: String
+    public var topics: FleetTopics
+    public var version: String
+
+    public init(prefix: String, clientID: String, topics: FleetTopics, version: String) {
+        self.prefix = prefix
+        self.nodeID = FleetTopics.topicLevel(clientID)
+        self.topics = topics
+        self.version = version
+    }
+
+    /// Where Home Assistant says `online` when it starts.
+    public var statusTopic: String { prefix + "/status" }
+
+    public struct Message: Equatable, Sendable {
+        public var topic: String
+        /// JSON; retained.
+        public var payload: String
+    }
+
+    public var messages: [Message] {
+        let q = JSONText.quoted
+        let device = "{\"identifiers\":[\(q("kiosk_" + nodeID))],\"name\":\(q("Kiosk " + nodeID)),"
+            + "\"manufacturer\":\"kiosk\",\"model\":\"Door barcode and QR-code scanner\",\"sw_version\":\(q(version))}"
+        let availability = "\"availability_topic\":\(q(topics.status)),\"payload_available\":\"online\",\"payload_not_available\":\"offline\""
+        let origin = "\"origin\":{\"name\":\"kiosk\",\"sw_version\":\(q(version))}"
+        func entity(_ component: String, _ object: String, _ body: String) -> Message {
+            Message(topic: "\(prefix)/\(component)/\(nodeID)/\(object)/config",
+                    payload: "{\(body),\"unique_id\":\(q("kiosk_\(nodeID)_\(object)")),"
+                        + "\(availability),\"device\":\(device),\(origin)}")
+        }
+        // A tag scanner (its tag id: the text, else the bytes in base64) has neither a name nor
+        // availability in its schema; Home Assistant fires `tag_scanned` with it.
+        let tag = Message(topic: "\(prefix)/tag/\(nodeID)/scan/config",
+                          payload: "{\"topic\":\(q(topics.scan)),"
+                              + "\"value_template\":\(q("{{ value_json.data if value_json.data is defined else value_json.data_base64 }}")),"
+                              + "\"device\":\(device)}")
+        return [
+            tag,
+            entity("event", "scan", "\"name\":\"Scan\",\"state_topic\":\(q(topics.scan)),\"event_types\":[\"scan\"],"
+                + "\"value_template\":\(q("{{ {'event_type': 'scan', 'id': value_json.id, 'symbology': value_json.symbology} | tojson }}"))"),
+            entity("sensor", "torch", "\"name\":\"Torch\",\"state_topic\":\(q(topics.state)),\"value_template\":\(q("{{ value_json.torch }}")),"
+                + "\"device_class\":\"enum\",\"options\":[\"on\",\"off\",\"none\"],\"icon\":\"mdi:flashlight\""),
+            entity("sensor", "camera", "\"name\":\"Camera\",\"state_topic\":\(q(topics.state)),\"value_template\":\(q("{{ value_json.camera }}")),"
+                + "\"device_class\":\"enum\",\"options\":[\"ok\",\"lost\"],\"icon\":\"mdi:cctv\""),
+            entity("sensor", "fps", "\"name\":\"Frame rate\",\"state_topic\":\(q(topics.stats)),\"value_template\":\(q("{{ value_json.fps }}")),"
+                + "\"unit_of_measurement\":\"fps\",\"state_class\":\"measurement\",\"icon\":\"mdi:camera-timer\""),
+        ]
+    }
+
+    /// The `expected` text of a `config_error` for `KIOSK_MQTT_DISCOVERY` (empty turns it off).
+    public static let expected = "a Home Assistant discovery prefix (default homeassistant; empty: no discovery) without '+', '#' or spaces"
+
+    public static func isValidPrefix(_ prefix: String) -> Bool {
+        FleetTopics.problem(with: prefix) == nil && !prefix.contains(" ")
+    }
+}
