@@ -197,7 +197,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
                     loadedPath = path
                     return path
                 }
-                tried.append(String(cString: err))
+                tried.append(Self.text(err))
             }
             throw CameraError("the libcamera plugin cannot be loaded (" + tried.joined(separator: "; ")
                               + "); build it for this machine's libcamera: " + Self.buildAdvice)
@@ -216,8 +216,8 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         try load()
         var buf = [CChar](repeating: 0, count: 8192)
         let n = kiosk_lc_list(&buf, buf.count)
-        guard n >= 0 else { throw CameraError("libcamera: " + String(cString: buf)) }
-        return String(cString: buf).split(separator: "\n").map(String.init)
+        guard n >= 0 else { throw CameraError("libcamera: " + Self.text(buf)) }
+        return Self.text(buf).split(separator: "\n").map(String.init)
     }
 
     public func open(camera: String, width: Int, height: Int, fps: Double) throws -> (LibcameraHandle, LibcameraInfo) {
@@ -226,7 +226,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         var info = kiosk_lc_info()
         var err = [CChar](repeating: 0, count: 512)
         guard let raw = kiosk_lc_open(camera, Int32(clamping: width), Int32(clamping: height), fps, &info, &err, err.count) else {
-            throw CameraError("libcamera: " + String(cString: err))
+            throw CameraError("libcamera: " + Self.text(err))
         }
         let result = LibcameraInfo(
             id: Self.string(&info.id), model: Self.string(&info.model), format: Self.string(&info.format),
@@ -239,7 +239,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         var err = [CChar](repeating: 0, count: 512)
         let r = kiosk_lc_rect(x: Int32(crop.x), y: Int32(crop.y), width: Int32(crop.width), height: Int32(crop.height))
         guard kiosk_lc_set_crop(handle.raw, r, &err, err.count) == 0 else {
-            throw CameraError("libcamera: ScalerCrop \(crop): " + String(cString: err))
+            throw CameraError("libcamera: ScalerCrop \(crop): " + Self.text(err))
         }
     }
 
@@ -262,7 +262,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         case KIOSK_LC_TIMEOUT:
             return nil
         default:
-            throw CameraError("libcamera: " + String(cString: err))
+            throw CameraError("libcamera: " + Self.text(err))
         }
     }
 
@@ -271,6 +271,11 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         guard kiosk_lc_close(handle.raw, stalled ? 1 : 0) == KIOSK_LC_ABANDONED else { return false }
         lock.withLock { abandoned = true }
         return true
+    }
+
+    /// A NUL-terminated message the plugin wrote into a buffer.
+    private static func text(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private static func rect(_ r: kiosk_lc_rect) -> PixelRect {
