@@ -35,6 +35,18 @@ public protocol Clock: AnyObject, Sendable {
     func sleep(ns: UInt64, unless stop: StopSignal) -> Bool
     /// Runs `work` once, `ns` from now, on the clock's own thread (never the caller's).
     func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void)
+    /// Waits until the clock reads `deadlineNs` (at once when it has passed), or less if `stop` is
+    /// requested meanwhile. Returns false when stopped. A loop that waits for deadlines it adds up
+    /// from one start (the Wiegand bits) keeps its rhythm: a late wake-up delays that step only.
+    func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool
+}
+
+extension Clock {
+    /// For clocks that have only relative waits: as close as `sleep(ns:)` gets.
+    public func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool {
+        let t = now()
+        return sleep(ns: deadlineNs > t ? deadlineNs - t : 0, unless: stop)
+    }
 }
 
 /// CLOCK_MONOTONIC; scheduled work runs on a private serial queue.
@@ -52,6 +64,22 @@ public final class MonotonicClock: Clock, @unchecked Sendable {  // the queue is
             let t = now()
             if t >= end { return true }
             usleep(UInt32(min(end - t, 50_000_000) / 1000))
+        }
+        return false
+    }
+
+    /// `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`: the wake-up is due at the deadline
+    /// itself, however long the caller took since it computed it. Slept in slices of at most
+    /// 50 ms, so that a stop is seen as soon as by `sleep(ns:)`. How late the thread wakes is the
+    /// kernel's timer slack (50 us by default; `setThreadTimerSlack` lowers it) plus scheduling.
+    public func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool {
+        while stop.requested == nil {
+            let t = now()
+            if t >= deadlineNs { return true }
+            let wake = min(deadlineNs, t + 50_000_000)
+            var ts = timespec(tv_sec: Int(wake / 1_000_000_000), tv_nsec: Int(wake % 1_000_000_000))
+            // EINTR (a signal handled on this thread) only means: look again.
+            _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil)
         }
         return false
     }
