@@ -12,7 +12,9 @@ import Platform
 ///
 /// Bit `i` of a frame starts at `start + i * interval`: each start is an absolute deadline
 /// (`Clock.sleep(untilNs:)`, `clock_nanosleep` with `TIMER_ABSTIME` on the real clock), so a late
-/// wake-up delays that one edge and never the rest of the frame. A pulse ends `pulse` after the
+/// wake-up delays that one edge and never the rest of the frame (a bit whose deadline has passed
+/// starts at least a pulse width after the last pulse ended, and the next ones are back on
+/// their deadlines). A pulse ends `pulse` after the
 /// edge was actually driven, so a late start never shortens it (a 20 us pulse could vanish);
 /// lateness only ever lengthens it. Frames are at least `frameGapNs` apart (end of one to the
 /// start of the next), which is how a controller tells where one ends.
@@ -125,13 +127,17 @@ public final class WiegandSender: @unchecked Sendable {  // state guarded by `co
 
     /// False when a stop cut the frame.
     private func transmit(_ bits: [Bool], from startNs: UInt64) -> Bool {
+        var lastPulseEndNs: UInt64 = 0
         for (i, bit) in bits.enumerated() {
-            let edge = startNs + UInt64(i) * intervalNs
+            // On its deadline; after a wake-up so late that the deadline has passed, no sooner
+            // than a pulse width after the last pulse, so that two pulses never run together.
+            let edge = max(startNs + UInt64(i) * intervalNs, i == 0 ? 0 : lastPulseEndNs + pulseNs)
             guard clock.sleep(untilNs: edge, unless: stop) else { return false }
             let line = bit ? d1 : d0
             drive(line, true)
             let pulseEnded = clock.sleep(untilNs: clock.now() + pulseNs, unless: stop)
             drive(line, false)
+            lastPulseEndNs = clock.now()
             guard pulseEnded else { return false }
         }
         return true

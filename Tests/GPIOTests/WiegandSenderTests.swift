@@ -20,6 +20,24 @@ final class LateClock: Clock, @unchecked Sendable {
     func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void) { manual.schedule(afterNs: ns, work) }
 }
 
+/// A clock on which one wait (the `which`-th, 0-based) wakes `lateNs` late (the sender's thread
+/// had no core for a while); every other wait ends on its deadline.
+final class OnceLateClock: Clock, @unchecked Sendable {
+    let manual = ManualClock(startNs: 0)
+    let which: Int
+    let lateNs: UInt64
+    private let lock = Lock()
+    private var count = 0
+    init(which: Int, lateNs: UInt64) { self.which = which; self.lateNs = lateNs }
+    func now() -> UInt64 { manual.now() }
+    func sleep(ns: UInt64, unless stop: StopSignal) -> Bool { sleep(untilNs: now() + ns, unless: stop) }
+    func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool {
+        let n = lock.withLock { count += 1; return count - 1 }
+        return manual.sleep(untilNs: max(deadlineNs, manual.now()) + (n == which ? lateNs : 0), unless: stop)
+    }
+    func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void) { manual.schedule(afterNs: ns, work) }
+}
+
 /// A clock on which waits from the `blockFrom`-th on (0-based) do not end until a stop: the
 /// sender held mid-frame, as long as a test needs.
 final class HoldingClock: Clock, @unchecked Sendable {
@@ -127,6 +145,24 @@ final class WiegandSenderTests: XCTestCase {
         let deadline0 = p[0].startNs - 30_000
         XCTAssertEqual(p.map(\.startNs), (0..<26).map { deadline0 + UInt64($0) * 2_000_000 + 30_000 })
         XCTAssertEqual(Set(p.map(\.widthNs)), [80_000], "50 us from the edge actually driven, plus the late wake-up")
+        sender.shutDown()
+    }
+
+    /// Bit 3's start (the 7th wait: two per bit) wakes 4.5 ms late, past the deadlines of bits 4
+    /// and 5: they follow one pulse width apart, and bit 6 is back on its deadline.
+    func testAVeryLateBitIsCaughtUpWithoutPulsesRunningTogether() throws {
+        let chip = FakeChip(), clock = OnceLateClock(which: 6, lateNs: 4_500_000), timeline = LineTimeline(clock: clock.manual)
+        let sender = try makeSender(clock: clock, timeline: timeline, chip: chip)
+        sendAndWait(sender, [bits(h10301)])
+        let p = pulses(timeline)
+        XCTAssertEqual(p.map(\.bit), bits(h10301), "every bit, in order")
+        XCTAssertEqual(Set(p.map(\.widthNs)), [50_000])
+        let s = p[0].startNs
+        let bit3 = s + 6_000_000 + 4_500_000
+        XCTAssertEqual(p[3].startNs, bit3)
+        XCTAssertEqual(p[4].startNs, bit3 + 100_000, "a pulse width after bit 3's pulse ended")
+        XCTAssertEqual(p[5].startNs, bit3 + 200_000)
+        XCTAssertEqual(p[6...].map(\.startNs), (6..<26).map { s + UInt64($0) * 2_000_000 }, "back on the deadlines")
         sender.shutDown()
     }
 
