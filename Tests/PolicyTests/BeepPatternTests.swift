@@ -14,6 +14,11 @@ final class BeepPatternTests: XCTestCase {
         XCTAssertEqual(BeepPattern(parsing: "400"), .granted)
     }
 
+    func testTheReadBeepIsTodaysBeepUnlessTheVerdictSpeaks() {
+        XCTAssertEqual(BeepPattern.readDefault(verdict: .none, beepMilliseconds: 120).milliseconds, [120])
+        XCTAssertEqual(BeepPattern.readDefault(verdict: .hook, beepMilliseconds: 120), .silent)
+    }
+
     func testEmptyOrBlankIsSilence() {
         XCTAssertEqual(BeepPattern(parsing: ""), .silent)
         XCTAssertEqual(BeepPattern(parsing: "  \t"), .silent)
