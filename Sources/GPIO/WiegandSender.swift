@@ -80,7 +80,8 @@ public final class WiegandSender: @unchecked Sendable {  // state guarded by `co
 
     /// Stops sending (a frame on the wire is cut at its next edge: the controller drops a short
     /// frame), leaves both lines idle and releases them, and returns when the thread is done:
-    /// within one bit interval.
+    /// within one bit interval. Call it on every way out (the thread holds the sender until
+    /// then), never from `onSent`.
     public func shutDown() {
         condition.lock()
         stopping = true
@@ -115,7 +116,8 @@ public final class WiegandSender: @unchecked Sendable {  // state guarded by `co
 
             let startNs = max(clock.now(), earliestNs)
             let complete = transmit(bits, from: startNs)
-            earliestNs = startNs + UInt64(max(0, bits.count - 1)) * intervalNs + pulseNs + frameGapNs
+            // From the last pulse's actual end: a frame that ran late keeps its gap too.
+            earliestNs = clock.now() + frameGapNs
 
             condition.lock()
             sending = false
