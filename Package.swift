@@ -3,7 +3,8 @@
 // The kiosk: a headless barcode and QR-code scanner service for a door.
 //
 // Where things happen, by folder (the data path, left to right):
-//   Camera    - a frame comes in (V4L2 through libv4l2, replay of image files, PNG/PGM)
+//   Camera    - a frame comes in (V4L2 through libv4l2, libcamera through a dlopen'd plugin,
+//               replay of image files, PNG/PGM)
 //   Decoder   - zbar reads codes inside the region of interest
 //   Policy    - where a decision is made: the pure core (no C, no Foundation): geometry and
 //               mounts, brightness, the torch, repeat and decode-gate policies, back-off and rate
@@ -35,10 +36,12 @@ let package = Package(
         .target(name: "CV4L2", path: "Sources/CV4L2", linkerSettings: [.linkedLibrary("v4l2")]),
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
+        // The loader of the libcamera plugin (plugins/libcamera/, dlopen'd): libcamera is never linked.
+        .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Policy"),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
-        .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG"]),
+        .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),
         .target(name: "Decoder", dependencies: ["Policy", "Platform", "CZbar", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),

@@ -12,11 +12,15 @@ public struct Frame {
     public let timestampNs: UInt64
     /// CLOCK_MONOTONIC when the frame was captured, for latency figures.
     public let capturedNs: UInt64
+    /// Which part of the camera's unzoomed picture the frame shows: the whole of it, unless the
+    /// camera crops its sensor to the ROI (`KIOSK_ZOOM`, `SensorZoom`).
+    public let view: NormalizedRect
 
-    public init(luma: LumaPlane, sequence: UInt64, timestampNs: UInt64, capturedNs: UInt64) {
+    public init(luma: LumaPlane, sequence: UInt64, timestampNs: UInt64, capturedNs: UInt64, view: NormalizedRect = .whole) {
         self.luma = luma
         self.sequence = sequence
         self.timestampNs = timestampNs
         self.capturedNs = capturedNs
+        self.view = view
     }
 }

@@ -17,6 +17,13 @@ public protocol FrameSource: AnyObject {
     /// The camera's current exposure and gain, when it reports them (read at most about once a
     /// second, never slowing the frame loop); nil when it does not.
     var exposure: CameraExposure? { get }
+    /// The scene's illuminance as the camera estimates it (libcamera's `Lux` on a Raspberry Pi
+    /// camera), for `doctor` and the torch event; nil when the camera has no such figure.
+    var lux: Double? { get }
+}
+
+extension FrameSource {
+    public var lux: Double? { nil }
 }
 
 public enum FrameWait {
@@ -49,10 +56,14 @@ public struct CameraError: Error, Equatable, CustomStringConvertible {
     /// The errno behind the failure, when there is one (ENODEV, EIO, EBUSY, ...).
     public var errno: Errno?
     public var message: String
+    /// The camera cannot be had again by this process (libcamera after a camera stopped
+    /// delivering): reopening is pointless; the service exits 69 and systemd restarts it.
+    public var needsRestart = false
 
-    public init(_ message: String, errno: Errno? = nil) {
+    public init(_ message: String, errno: Errno? = nil, needsRestart: Bool = false) {
         self.message = message
         self.errno = errno
+        self.needsRestart = needsRestart
     }
 
     /// With glibc's number, as a call just set it or as a constant (`errno: ENODEV`).

@@ -170,10 +170,16 @@ public enum KioskCommand {
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
                                   logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
-        if case .device = config.camera { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
+        if !config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
         do {
             reason = try service.run()
+        } catch let error as CameraError where error.needsRestart {
+            // libcamera after a stall: only a new process can have the camera; systemd starts one.
+            logger.error("camera_unavailable", ["camera": .text(config.camera.description), "error": .text(error.description),
+                                                "restart": .bool(true)])
+            logger.info("stop", ["reason": "camera unavailable", "frames": .int(service.frames), "decoded": .int(service.decoded)])
+            return ExitStatus.unavailable
         } catch {
             logger.error("camera_unavailable", ["camera": .text(config.camera.description), "error": .text(String(describing: error)),
                                                 "retried_s": .number(Double(service.startupRetryNs) / 1e9, digits: 0)])
@@ -194,6 +200,9 @@ public enum KioskCommand {
         case .device(let path):
             return V4L2Camera(device: path, width: config.width, height: config.height, fps: config.fps,
                               format: config.format)
+        case .libcamera(let id):
+            return LibcameraCamera(camera: id, width: config.width, height: config.height, fps: config.fps,
+                                   zoomROI: config.zoom ? config.mount.sensorRegion(fromUpright: config.uprightROI) : nil)
         }
     }
 

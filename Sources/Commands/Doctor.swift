@@ -57,6 +57,24 @@ public struct Doctor {
             }
             checks.append(access(path: path, st: st, role: "camera", group: "video"))
         }
+        if case .libcamera = c.camera {
+            let plugin = LoadedLibcameraPlugin.shared
+            do {
+                let path = try plugin.load()
+                checks.append(Check(verdict: .pass, subject: "libcamera", detail: "plugin \(path), libcamera \(plugin.libcameraVersion ?? "?")"))
+                let ids = try plugin.list()
+                guard !ids.isEmpty else {
+                    checks.append(Check(verdict: .fail, subject: "libcamera", detail: "libcamera lists no camera (is the ribbon cable in, the camera enabled in config.txt, udev running?)"))
+                    return checks
+                }
+                checks.append(Check(verdict: .pass, subject: "libcamera", detail: "cameras: " + ids.enumerated().map { "\($0.offset): \($0.element)" }.joined(separator: ", ")))
+            } catch {
+                checks.append(Check(verdict: .fail, subject: "libcamera", detail: "\(error)"))
+                return checks
+            }
+        } else if c.zoom {
+            checks.append(Check(verdict: .warn, subject: "zoom", detail: "KIOSK_ZOOM=1 needs a camera that crops on its sensor (KIOSK_CAMERA=libcamera); \(c.camera) cannot, so the ROI is cut from the whole frame"))
+        }
         let source = makeSource(c)
         let description: CameraDescription
         do {
@@ -98,6 +116,36 @@ public struct Doctor {
             else { advice = "between the thresholds: the torch would stay as it is" }
         }
         checks.append(Check(verdict: .pass, subject: "brightness", detail: "\(b) (\(source.exposure == nil ? "mean luma" : "exposure-normalised")); \(advice)"))
+        if let lc = source as? LibcameraCamera { checks += libcameraChecks(lc, brightness: brightness) }
+        return checks
+    }
+
+    /// What libcamera's metadata and controls give the kiosk: the light figures the torch uses,
+    /// metering, and whether zoom can crop.
+    func libcameraChecks(_ lc: LibcameraCamera, brightness: Double) -> [Check] {
+        var checks: [Check] = []
+        let light = lc.light
+        if let e = light.exposure {
+            var detail = "exposure \(Format.fixed(e.seconds * 1000, 2)) ms, analogue gain \(Format.fixed(e.gain, 2))"
+            if let lux = light.lux {
+                // The torch decides on the brightness figure; Lux is the IPA's own estimate of the
+                // same scene, shown beside it so an installer can relate the thresholds to a light meter.
+                detail += ", Lux \(Format.fixed(lux, 1)) (brightness \(Format.fixed(brightness, 1)) here: the thresholds compare with the brightness figure, not with Lux)"
+            }
+            checks.append(Check(verdict: .pass, subject: "light", detail: detail))
+        } else {
+            checks.append(Check(verdict: .warn, subject: "light", detail: "the camera reports no ExposureTime: the torch decides on the picture's mean luma alone"))
+        }
+        guard let info = lc.info else { return checks }
+        checks.append(Check(verdict: info.hasMetering ? .pass : .warn, subject: "metering",
+                            detail: info.hasMetering ? "AeMeteringMode set to centre-weighted" : "the camera has no AeMeteringMode: a bright phone screen may be under-exposed"))
+        if configuration.zoom {
+            if info.canCrop, let crop = lc.zoomCrop {
+                checks.append(Check(verdict: .pass, subject: "zoom", detail: "ScalerCrop \(crop) of the sensor's \(info.cropMaximum) for the ROI"))
+            } else {
+                checks.append(Check(verdict: .warn, subject: "zoom", detail: "KIOSK_ZOOM=1 but the camera has no ScalerCrop: the ROI is cut from the whole frame"))
+            }
+        }
         return checks
     }
 

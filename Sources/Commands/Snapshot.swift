@@ -34,6 +34,7 @@ enum Snapshot {
         var history: [Double] = []
         var picture: GrayImage?
         var brightness = 0.0
+        var view = NormalizedRect.whole
         var waits = 0
         while picture == nil {
             let wait: FrameWait
@@ -60,14 +61,16 @@ enum Snapshot {
                 let settled = recent.count == 5 && (recent.max()! - recent.min()!) <= 0.03 * max(1, recent.max()!)
                 if settled || history.count >= settleFrameLimit || config.camera.isReplay {
                     brightness = b
+                    view = frame.view
                     picture = sensor ? sensorPicture(frame.luma) : config.mount.uprightImage(of: frame.luma)
                 }
             }
         }
         guard var image = picture else { return ExitStatus.failure }
+        // A zoomed frame (KIOSK_ZOOM) shows part of the picture: the ROI is drawn where it lies in it.
         let roi = sensor
-            ? config.mount.sensorROI(fromUpright: config.uprightROI, sensorWidth: image.width, sensorHeight: image.height)
-            : config.uprightROI.pixels(width: image.width, height: image.height)
+            ? config.mount.sensorROI(fromUpright: config.uprightROI, sensorWidth: image.width, sensorHeight: image.height, view: view)
+            : config.uprightROI.relative(to: config.mount.uprightRegion(fromSensor: view)).pixels(width: image.width, height: image.height)
         image.outline(roi)
         let time = utcTimestamp()
         let caption = "BRIGHTNESS \(Format.fixed(brightness, 1))  " + time.uppercased() + (sensor ? "  SENSOR" : "")

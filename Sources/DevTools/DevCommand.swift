@@ -13,6 +13,9 @@ public enum DevCommand {
                           the frame loop against zbar on every full frame (make bench)
       kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]
                           a photo corpus through the decoder and plain zbar (make accuracy)
+      kiosk-dev zoom [--sensor WxH] [--runs N]
+                          what KIOSK_ZOOM=1 buys: the smallest QR code read with and without
+                          the sensor crop (make bench-zoom)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -22,6 +25,8 @@ public enum DevCommand {
             return Bench.main(Array(args.dropFirst()))
         case "accuracy" where args.count >= 2 && args[1] == "--corpus":
             return AccuracyBench.main(corpusArguments: Array(args.dropFirst(2)))
+        case "zoom":
+            return ZoomBench.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return 0

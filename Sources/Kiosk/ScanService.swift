@@ -70,7 +70,7 @@ public final class ScanService {
     public private(set) var brightness: Double?
     /// The sensor ROI for the frame size it was computed for; frames of one camera share a size,
     /// so this is computed once, and again only if a replayed picture has another size.
-    private var sensorROI: (width: Int, height: Int, rect: PixelRect)?
+    private var sensorROI: (width: Int, height: Int, view: NormalizedRect, rect: PixelRect)?
     private var lastFrameNs: UInt64 = 0
 
     public private(set) var frames = 0
@@ -136,14 +136,14 @@ public final class ScanService {
             do {
                 wait = try source.nextFrame(timeoutMs: ScanService.pollMilliseconds)
             } catch {
-                guard reopen(after: String(describing: error)) else { return stopping() }
+                guard try reopen(after: String(describing: error)) else { return stopping() }
                 continue
             }
             switch wait {
             case .timedOut:
                 let silent = clock.now() &- lastFrameNs
                 if silent >= stallNs {
-                    guard reopen(after: "no frame for \(Format.fixed(Double(silent) / 1e9, 1)) s") else {
+                    guard try reopen(after: "no frame for \(Format.fixed(Double(silent) / 1e9, 1)) s") else {
                         return stopping()
                     }
                 }
@@ -205,8 +205,10 @@ public final class ScanService {
     }
 
     /// The camera failed: say so, make the outputs safe, close it, and reopen it with back-off
-    /// for as long as it takes. Returns false when stopped meanwhile.
-    private func reopen(after error: String) -> Bool {
+    /// for as long as it takes. Returns false when stopped meanwhile. Throws when the camera says
+    /// this process cannot have it again (`CameraError.needsRestart`: libcamera after a stall):
+    /// the service then exits 69 and systemd starts a new one.
+    private func reopen(after error: String) throws -> Bool {
         logger.warning("camera_lost", ["error": .text(error)])
         notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
@@ -229,6 +231,9 @@ public final class ScanService {
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
                 lastFrameNs = clock.now()
                 return true
+            } catch let error as CameraError where error.needsRestart {
+                logger.error("camera_reopen_failed", ["attempt": .int(attempt), "error": .text(error.description)])
+                throw error
             } catch {
                 logger.debug("camera_reopen_failed", ["attempt": .int(attempt), "error": .text(String(describing: error))])
             }
@@ -248,7 +253,7 @@ public final class ScanService {
         let ambient = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
         brightness = ambient
         torch?.observe(brightness: ambient, at: frame.timestampNs)
-        let roi = sensorROI(width: frame.luma.width, height: frame.luma.height)
+        let roi = sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view)
         if frames == 1 {
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
             notifier?.notify("READY=1\nSTATUS=\(statusLine)")
@@ -310,12 +315,16 @@ public final class ScanService {
         onReport(symbol, frame)
     }
 
-    /// The upright ROI in this frame size's sensor pixels.
-    public func sensorROI(width: Int, height: Int) -> PixelRect {
-        if let cached = sensorROI, cached.width == width, cached.height == height { return cached.rect }
-        let rect = configuration.mount.sensorROI(fromUpright: configuration.uprightROI, sensorWidth: width, sensorHeight: height)
-        sensorROI = (width, height, rect)
-        logger.debug("roi", ["upright": .text(configuration.uprightROI.description), "sensor": .text(rect.description)])
+    /// The upright ROI in the sensor pixels of a frame of this size that shows `view` of the
+    /// camera's picture (all of it, unless the camera zooms: `SensorZoom`).
+    public func sensorROI(width: Int, height: Int, view: NormalizedRect = .whole) -> PixelRect {
+        if let cached = sensorROI, cached.width == width, cached.height == height, cached.view == view { return cached.rect }
+        let rect = configuration.mount.sensorROI(fromUpright: configuration.uprightROI, sensorWidth: width,
+                                                 sensorHeight: height, view: view)
+        sensorROI = (width, height, view, rect)
+        var fields: [(String, LogValue)] = [("upright", .text(configuration.uprightROI.description)), ("sensor", .text(rect.description))]
+        if view != .whole { fields.append(("view", .text(view.description))) }
+        logger.log(.debug, "roi", fields: fields)
         return rect
     }
 }

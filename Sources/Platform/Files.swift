@@ -28,6 +28,14 @@ public enum Files {
         return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(path, X_OK) == 0
     }
 
+    /// This process's executable file (/proc/self/exe), nil when it cannot be read.
+    public static func executablePath() -> String? {
+        var buf = [CChar](repeating: 0, count: 4096)
+        let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+        guard n > 0 else { return nil }
+        return String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The process's environment, as `environ` holds it.
     public static func environment() -> [String: String] {
         var out: [String: String] = [:]

@@ -79,3 +79,28 @@ public struct CameraExposure: Equatable, Sendable {
         self.gain = gain
     }
 }
+
+/// What a libcamera request's metadata says about the light (each figure only where the camera's
+/// pipeline reports it: vimc reports none, Raspberry Pi's IPA all three).
+public struct SensorLight: Equatable, Sendable {
+    /// `ExposureTime`, microseconds.
+    public var exposureMicroseconds: Double?
+    /// `AnalogueGain`, 1 = unity.
+    public var analogueGain: Double?
+    /// `Lux`: the IPA's own estimate of the scene's illuminance.
+    public var lux: Double?
+
+    public init(exposureMicroseconds: Double? = nil, analogueGain: Double? = nil, lux: Double? = nil) {
+        self.exposureMicroseconds = exposureMicroseconds
+        self.analogueGain = analogueGain
+        self.lux = lux
+    }
+
+    /// The exposure for `ambientBrightness`: nil without an exposure time (the mean luma is then
+    /// all there is, as on a V4L2 camera without controls); a missing gain counts as unity.
+    public var exposure: CameraExposure? {
+        guard let us = exposureMicroseconds, us > 0 else { return nil }
+        let gain = analogueGain.flatMap { $0 > 0 ? $0 : nil } ?? 1
+        return CameraExposure(seconds: us / 1e6, gain: gain)
+    }
+}

@@ -4,11 +4,15 @@
 public enum CameraSetting: Equatable, CustomStringConvertible {
     case device(String)
     case replay(folder: String)
+    /// A camera through libcamera (a Raspberry Pi Camera Module): "" for the first one libcamera
+    /// lists, else an id as `cam --list` prints it, or an index into that list.
+    case libcamera(String)
 
     public var description: String {
         switch self {
         case .device(let path): return path
         case .replay(let folder): return "replay:\(folder)"
+        case .libcamera(let id): return id.isEmpty ? "libcamera" : "libcamera:\(id)"
         }
     }
 }
@@ -24,6 +28,8 @@ public struct Configuration: Equatable {
     public var height = 480
     public var fps: Double = 30
     public var format: RequestedPixelFormat = .auto
+    /// Crop on the sensor to the ROI where the camera can (libcamera's ScalerCrop).
+    public var zoom = false
     public var mount = Mount()
     public var uprightROI = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
     public var symbologies: [Symbology] = [.qrcode, .ean13, .ean8, .upca, .code128]
@@ -133,9 +139,13 @@ extension Configuration {
     /// Every variable the kiosk reads, in the order interface.md lists them: the one table that
     /// parsing, `kiosk check`, the unknown-name warnings and the README's list all come from.
     public static let table: [ConfigurationVariable] = [
-        ConfigurationVariable("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, or replay:FOLDER",
+        ConfigurationVariable("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, libcamera, libcamera:ID (an id as cam --list prints it, or an index), or replay:FOLDER",
                               shown: { $0.camera.description }) { v, c, _ in
-            if v.hasPrefix("replay:") {
+            if v == "libcamera" || v.hasPrefix("libcamera:") {
+                let id = v == "libcamera" ? "" : String(v.dropFirst("libcamera:".count))
+                guard v == "libcamera" || !id.isEmpty, !id.contains(where: { $0.isNewline }) else { return nil }
+                c.camera = .libcamera(id)
+            } else if v.hasPrefix("replay:") {
                 let folder = String(v.dropFirst("replay:".count))
                 guard !folder.isEmpty else { return nil }
                 c.camera = .replay(folder: folder)
@@ -167,6 +177,7 @@ extension Configuration {
             return String(degrees)
         },
         .flag("KIOSK_MIRROR", \.mount.mirrored),
+        .flag("KIOSK_ZOOM", \.zoom),
         ConfigurationVariable("KIOSK_ROI", "x,y,w,h as fractions of the upright frame: each 0-1, w and h above 0, x+w and y+h at most 1",
                               shown: { $0.uprightROI.description }) { v, c, _ in
             let parts = v.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmedOfBlanks) }

@@ -6,6 +6,7 @@ import GPIO
 @testable import Kiosk
 import Platform
 import Policy
+import Scene
 @testable import Systemd
 import TestSupport
 import XCTest
@@ -271,6 +272,63 @@ final class ReliabilityTests: XCTestCase {
         let said = lines.all.filter { $0.contains("event=gpio_write_failed") }
         XCTAssertEqual(said.count, 3, "at 0 s, 60 s and 120 s")
         XCTAssertEqual(said.map { Logfmt.fields($0)["since_last"] }, ["0", "23", "23"])
+    }
+
+    // MARK: libcamera (the camera code over a scripted plugin)
+
+    let hq = LibcameraInfo(id: "imx477", format: "YUV420", width: 640, height: 480, fps: 30, canCrop: true,
+                           cropMaximum: PixelRect(x: 0, y: 0, width: 4056, height: 3040))
+
+    /// A Camera Module that stops delivering: camera_lost after 2 s, then the service ends with the
+    /// camera's "needs a new process" error (the command exits 69, systemd restarts it) instead of
+    /// reopening into libcamera's fatal assert.
+    func testAStalledLibcameraCameraEndsTheServiceForARestart() throws {
+        let clock = ManualClock()
+        let plugin = FakeLibcameraPlugin(info: hq, picture: GrayImage(width: 640, height: 480), script: [.frames(3), .silence(30)], clock: clock)
+        let camera = LibcameraCamera(camera: "", width: 640, height: 480, fps: 30, plugin: plugin, clock: clock)
+        let (svc, lines) = service(camera, clock: clock)
+        XCTAssertThrowsError(try svc.run()) { error in
+            XCTAssertEqual((error as? CameraError)?.needsRestart, true, "\(error)")
+        }
+        XCTAssertEqual(lines.events.filter { $0.hasPrefix("camera") }, ["camera_open", "camera_lost", "camera_reopen_failed"])
+        XCTAssertEqual(lines.of("camera_lost").first?["error"], "no frame for 2.0 s")
+        XCTAssertEqual(lines.of("camera_reopen_failed").first?["level"], "error")
+        XCTAssertEqual(plugin.closes, [true], "closed as stalled, once")
+        XCTAssertEqual(plugin.opens, 1)
+        XCTAssertEqual(svc.frames, 3)
+    }
+
+    /// With zoom the frames show the crop, and the frame loop scans the ROI where it lies in them:
+    /// a code in the part of the frame that the zoomed ROI covers, and the unzoomed one does not,
+    /// is read once the zoom is in force, never before.
+    func testZoomedFramesAreScannedWhereTheROILiesInThem() throws {
+        let clock = ManualClock()
+        var picture = GrayImage(width: 640, height: 480, fill: 255)
+        let code = try QRCodeImage.render("ZOOM-1", moduleSize: 4)
+        picture.paste(code, x: 40, y: 170)  // left of x = 160, where the unzoomed ROI starts
+        let plugin = FakeLibcameraPlugin(info: hq, picture: picture, script: [.frames(4)], clock: clock)
+        plugin.defaultCrop = PixelRect(x: 2, y: 0, width: 4052, height: 3040)
+        var config = Configuration()
+        config.zoom = true
+        let camera = LibcameraCamera(camera: "", width: 640, height: 480, fps: 30,
+                                     zoomROI: config.mount.sensorRegion(fromUpright: config.uprightROI), plugin: plugin, clock: clock)
+        let lines = Lines()
+        let svc = ScanService(configuration: config, source: camera, buzzer: nil, logger: Logger(level: .debug) { lines.all.append($0) },
+                              stop: StopSignal(), clock: clock)
+        var reported: [(String, UInt64)] = []
+        svc.onReport = { symbol, frame in reported.append((symbol.text ?? "", frame.sequence)) }
+        _ = try camera.open()
+        for _ in 0..<4 {  // the decodes are waited for: each frame's codes are reported on it
+            guard case .frame(let f) = try camera.nextFrame(timeoutMs: 100) else { return XCTFail("no frame") }
+            svc.process(f)
+        }
+        XCTAssertLessThan(40 + code.width, 160)
+        XCTAssertEqual(svc.sensorROI(width: 640, height: 480), PixelRect(x: 160, y: 120, width: 320, height: 240))
+        let zoomedROI = svc.sensorROI(width: 640, height: 480, view: SensorZoom.view(of: camera.zoomCrop!, reference: plugin.defaultCrop!))
+        XCTAssertLessThanOrEqual(zoomedROI.x, 40)
+        XCTAssertEqual(reported.map(\.0), ["ZOOM-1"])
+        XCTAssertGreaterThanOrEqual(reported.first?.1 ?? 0, 1, "not from the first, unzoomed, frame")
+        XCTAssertTrue(lines.all.contains { $0.contains("event=roi") && $0.contains("view=") })
     }
 
     func testRateLimitSaysOncePerInterval() {

@@ -56,6 +56,20 @@ final class ConfigurationTests: XCTestCase {
         assertAccepted("KIOSK_CAMERA", "replay:frames") { $0.camera == .replay(folder: "frames") }
         assertRejected("KIOSK_CAMERA", "video0")
         assertRejected("KIOSK_CAMERA", "replay:")
+        assertAccepted("KIOSK_CAMERA", "libcamera") { $0.camera == .libcamera("") }
+        assertAccepted("KIOSK_CAMERA", "libcamera:1") { $0.camera == .libcamera("1") }
+        assertAccepted("KIOSK_CAMERA", "libcamera:/base/soc/i2c0mux/i2c@1/imx708@1a") {
+            $0.camera == .libcamera("/base/soc/i2c0mux/i2c@1/imx708@1a") && $0.camera.description == "libcamera:/base/soc/i2c0mux/i2c@1/imx708@1a"
+        }
+        assertRejected("KIOSK_CAMERA", "libcamera:")
+        assertRejected("KIOSK_CAMERA", "libcam")
+    }
+
+    func testZoom() {
+        XCTAssertFalse(Configuration().zoom)
+        assertAccepted("KIOSK_ZOOM", "1") { $0.zoom }
+        assertAccepted("KIOSK_ZOOM", "0") { !$0.zoom }
+        assertRejected("KIOSK_ZOOM", "yes please")
     }
 
     func testSize() {
