@@ -103,6 +103,8 @@ public enum KioskCommand {
             print(line + String(repeating: " ", count: max(width, line.count) + 2 - line.count)
                   + (s.fromEnvironment ? "# from the environment" : "# default"))
         }
+        // With Wiegand on: what a sample card becomes on the wire (after the settings, as a comment).
+        if reading.configuration.isWiegand { print("# wiegand: " + Doctor.wiegandSample(reading.configuration)) }
         return ExitStatus.ok
     }
 
