@@ -36,7 +36,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -83,6 +83,16 @@ bench-zoom: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev zoom $(BENCH_ARGS)
 
+# The Wiegand sender's pulse width and bit interval on this machine's clock (README, "Use it as
+# a door reader"): release build, as on the door.
+bench-wiegand: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev wiegand-jitter $(BENCH_ARGS)
+
+# The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
+test-examples:
+	tests/examples/run.sh
+
 # build/kiosk_<version>_<arch>.deb for this machine. `make deb ARCH=arm64` on an amd64 machine:
 # build/kiosk_<version>_arm64.deb for Raspberry Pi OS trixie, cross-built with trixie's Swift in
 # the trixie root against an arm64 sysroot made from Debian's packages (tests/arm64/build.sh;
@@ -102,7 +112,7 @@ demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
-test: release test-core
+test: release test-core test-examples
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk $(SWIFT) test --skip-build --disable-swift-testing
 

@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
         .systemLibrary(name: "CZint", path: "Tests/CZint"),

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 void kiosk_set_thread_name(const char *name) {
@@ -15,3 +16,5 @@ void kiosk_set_thread_name(const char *name) {
 }
 
 int kiosk_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int kiosk_set_timer_slack(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }

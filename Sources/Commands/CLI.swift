@@ -103,6 +103,8 @@ public enum KioskCommand {
             print(line + String(repeating: " ", count: max(width, line.count) + 2 - line.count)
                   + (s.fromEnvironment ? "# from the environment" : "# default"))
         }
+        // With Wiegand on: what a sample card becomes on the wire (after the settings, as a comment).
+        if reading.configuration.isWiegand { print("# wiegand: " + Doctor.wiegandSample(reading.configuration)) }
         return ExitStatus.ok
     }
 
@@ -141,12 +143,16 @@ public enum KioskCommand {
             logGPIOError(error, logger: logger)
             return ExitStatus.unavailable
         }
-        let buzzer = lines.buzzer, torch = lines.torch
-        outputs.hold(buzzer: buzzer, torch: torch)
+        let door = lines.door, torch = lines.torch
+        outputs.hold(door: door, torch: torch)
         defer { outputs.silence() }
 
-        let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger) }
-        defer { hook?.shutDown() }
+        // In hook mode the program's answer counts until KIOSK_VERDICT_MS; one still running
+        // then is ended (its answer can no longer open the door) so that the next code's runs.
+        let hookTimeoutNs: UInt64 = config.verdict == .hook ? UInt64(config.verdictMs) * 1_000_000 : 5_000_000_000
+        let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger, timeoutNs: hookTimeoutNs) }
+        // The outputs first: a verdict that comes while the program is ended does nothing.
+        defer { outputs.silence(); hook?.shutDown() }
 
         let source: FrameSource
         var demoScene: ScriptedSceneHandle?
@@ -165,7 +171,7 @@ public enum KioskCommand {
             source = makeSource(config)
         }
 
-        let service = ScanService(configuration: config, source: source, buzzer: buzzer, hook: hook, torch: torch,
+        let service = ScanService(configuration: config, source: source, door: door, hook: hook, torch: torch,
                                   notifier: SystemdNotifier(),
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
                                   logger: logger, stop: stop, processStartNs: processStartNs)
@@ -224,20 +230,22 @@ public enum KioskCommand {
 /// own locks make a shutdown while the frame loop drives a line safe.
 final class OutputsOnExit: @unchecked Sendable {  // guarded by `lock`
     private let lock = Lock()
-    private var buzzer: Buzzer?
+    private var door: DoorReader?
     private var torch: Torch?
-    func hold(buzzer: Buzzer?, torch: Torch?) { lock.withLock { self.buzzer = buzzer; self.torch = torch } }
+    func hold(door: DoorReader?, torch: Torch?) { lock.withLock { self.door = door; self.torch = torch } }
     func silence() {
-        let (b, t) = lock.withLock { (buzzer, torch) }
-        b?.shutDown()
+        let (d, t) = lock.withLock { (door, torch) }
+        d?.shutDown()
         t?.shutDown()
     }
 }
 
-/// The GPIO chip and the lines the configuration asks for: both requested at their inactive level
-/// under the consumer name `kiosk`, or nothing (exit 69 names the chip, the line and its holder).
+/// The GPIO chip and the lines the configuration asks for: all requested at their inactive level
+/// under the consumer name `kiosk`, or none (exit 69 names the chip, the line and its holder).
 struct OutputLines {
-    var buzzer: Buzzer?
+    /// The buzzer's patterns, the LEDs, the strike and Wiegand (there even with no line: the
+    /// verdicts are logged).
+    var door: DoorReader
     var torch: Torch?
 
     init(_ config: Configuration, logger: Logger) throws {
@@ -245,27 +253,41 @@ struct OutputLines {
         let policy = TorchPolicy(settings: .init(mode: config.torch == .on ? .on : config.torch == .off ? .off : .auto,
                                                  onBelow: config.torchOnBelow, offAbove: config.torchOffAbove,
                                                  holdNs: UInt64(config.torchHoldMs) * 1_000_000))
-        guard config.buzzerLine != nil || config.torchLine != nil else { return }
+        let clock = MonotonicClock(label: "kiosk.door")
+        guard !config.lines.isEmpty else {
+            door = DoorReader(configuration: config, lines: .init(), logger: logger, clock: clock, failures: failures)
+            return
+        }
         let chip: GPIOChip = config.isSimulatedGPIO ? SimulatedChip() : try LibgpiodChip(config.gpioChip)
         let gpioLevel: LogLevel = config.isSimulatedGPIO ? .info : .debug
         let onDrive: (Int, Int) -> Void = { offset, level in
             logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
         }
-        if let line = config.buzzerLine {
-            let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.buzzerActiveLow, onDrive: onDrive)
-            let buzzer = Buzzer(output: output, beepMilliseconds: config.beepMs, clock: MonotonicClock(label: "kiosk.buzzer"))
-            buzzer.onError = failures.report
-            self.buzzer = buzzer
-        }
-        if let line = config.torchLine {
+        var made: [SwitchedOutput] = []
+        func output(_ line: Int?, activeLow: Bool) throws -> SwitchedOutput? {
+            guard let line else { return nil }
             do {
-                let output = try SwitchedOutput(chip: chip, offset: line, activeLow: config.torchActiveLow, onDrive: onDrive)
-                torch = Torch(policy: policy, output: output, logger: logger, failures: failures)
+                let o = try SwitchedOutput(chip: chip, offset: line, activeLow: activeLow, onDrive: onDrive)
+                made.append(o)
+                return o
             } catch {
-                buzzer?.shutDown()
+                // All or none: the lines taken so far go back, inactive.
+                made.forEach { $0.shutDown() }
                 throw error
             }
         }
+        var lines = DoorReader.Lines()
+        lines.buzzer = try output(config.buzzerLine, activeLow: config.buzzerActiveLow)
+        let torchOutput = try output(config.torchLine, activeLow: config.torchActiveLow)
+        lines.grantedLED = try output(config.grantedLedLine, activeLow: config.grantedLedActiveLow)
+        lines.deniedLED = try output(config.deniedLedLine, activeLow: config.deniedLedActiveLow)
+        lines.door = try output(config.doorLine, activeLow: config.doorActiveLow)
+        if let d0 = try output(config.wiegandD0Line, activeLow: config.wiegandActiveLow),
+           let d1 = try output(config.wiegandD1Line, activeLow: config.wiegandActiveLow) {
+            lines.wiegand = (d0, d1)
+        }
+        door = DoorReader(configuration: config, lines: lines, logger: logger, clock: clock, failures: failures)
+        torch = torchOutput.map { Torch(policy: policy, output: $0, logger: logger, failures: failures) }
     }
 }
 

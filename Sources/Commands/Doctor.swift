@@ -36,6 +36,7 @@ public struct Doctor {
         var checks: [Check] = []
         checks += camera()
         checks += gpio()
+        checks += door()
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
@@ -153,7 +154,10 @@ public struct Doctor {
 
     func gpio() -> [Check] {
         let c = configuration
-        let lines = [("buzzer", c.buzzerLine), ("torch", c.torchLine)].compactMap { role, line in line.map { (role, $0) } }
+        let roles: [(String, Int?)] = [("buzzer", c.buzzerLine), ("torch", c.torchLine), ("granted LED", c.grantedLedLine),
+                                       ("denied LED", c.deniedLedLine), ("door strike", c.doorLine),
+                                       ("wiegand D0", c.wiegandD0Line), ("wiegand D1", c.wiegandD1Line)]
+        let lines = roles.compactMap { role, line in line.map { (role, $0) } }
         guard !lines.isEmpty else {
             return [Check(verdict: .pass, subject: "gpio", detail: "no buzzer or torch line configured")]
         }
@@ -189,6 +193,41 @@ public struct Doctor {
             }
         }
         return checks
+    }
+
+    // MARK: the door reader
+
+    /// The verdict, its patterns and outputs, and what a Wiegand controller would receive; nothing
+    /// when none of the door's variables is set (the old doctor output).
+    func door() -> [Check] {
+        let c = configuration
+        var checks: [Check] = []
+        func pattern(_ p: BeepPattern) -> String { p.isSilent ? "silent" : p.description }
+        if c.verdict == .hook {
+            var detail = "KIOSK_VERDICT=hook: \(c.onScan ?? "?") decides (exit 0 granted, 1 denied, else error) within \(c.verdictMs) ms"
+            detail += "; patterns: read \(pattern(c.readPattern)), granted \(pattern(c.beepGranted)), denied \(pattern(c.beepDenied)), error \(pattern(c.beepError))"
+            detail += c.buzzerLine == nil ? " (no KIOSK_BUZZER_LINE: not heard)" : " on line \(c.buzzerLine!)"
+            checks.append(Check(verdict: .pass, subject: "verdict", detail: detail))
+            var outputs: [String] = []
+            if let l = c.grantedLedLine { outputs.append("granted LED line \(l)") }
+            if let l = c.deniedLedLine { outputs.append("denied LED line \(l)") }
+            if !outputs.isEmpty { outputs[outputs.count - 1] += " lit \(c.ledMs) ms" }
+            if let l = c.doorLine { outputs.append("door strike line \(l)\(c.doorActiveLow ? " (active-low)" : "") open \(c.doorMs) ms on each grant") }
+            if !outputs.isEmpty { checks.append(Check(verdict: .pass, subject: "door", detail: outputs.joined(separator: ", "))) }
+        }
+        if c.isWiegand {
+            checks.append(Check(verdict: .pass, subject: "wiegand", detail: Doctor.wiegandSample(c)))
+        }
+        return checks
+    }
+
+    /// How the kiosk sends a card to the controller, with a sample card's frame, grouped
+    /// (parity, facility, card, parity): what an installer compares with the controller's log.
+    static func wiegandSample(_ c: Configuration) -> String {
+        let facility = c.wiegandFacility == 0 ? 18 : c.wiegandFacility
+        let sample = WiegandFrame(WiegandCredential(facility: facility, card: 36963), format: c.wiegandFormat)!
+        let pin = c.wiegandActiveLow ? "low" : "high"
+        return "\(c.wiegandFormat.rawValue)-bit on D0 line \(c.wiegandD0Line!) and D1 line \(c.wiegandD1Line!), \(c.wiegandPulseUs) us pulses every \(c.wiegandIntervalUs) us (the pin goes \(pin) for a pulse); default facility \(c.wiegandFacility); the code \(facility):36963 is sent as \(sample.grouped)"
     }
 
     // MARK: permissions and systemd

@@ -137,7 +137,7 @@ public enum Bench {
         var config = Configuration()
         config.uprightROI = BenchWorkload.roi
         config.fps = workload.fps
-        let service = ScanService(configuration: config, source: scene, buzzer: nil, logger: Logger(level: .error) { _ in },
+        let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), decodeDensity: density)
         let baseline = BarcodeScanner(symbologies: config.symbologies, density: 1)
         let estimator = BrightnessEstimator()

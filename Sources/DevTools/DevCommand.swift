@@ -16,6 +16,9 @@ public enum DevCommand {
       kiosk-dev zoom [--sensor WxH] [--runs N]
                           what KIOSK_ZOOM=1 buys: the smallest QR code read with and without
                           the sensor crop (make bench-zoom)
+      kiosk-dev wiegand-jitter [--pulse-us N --interval-us M]... [--bits N]
+                          the Wiegand sender's pulse width and interval on this machine's clock
+                          (make bench-wiegand; default 50/2000, 20/200 and 100/20000 us)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -27,6 +30,8 @@ public enum DevCommand {
             return AccuracyBench.main(corpusArguments: Array(args.dropFirst(2)))
         case "zoom":
             return ZoomBench.main(Array(args.dropFirst()))
+        case "wiegand-jitter":
+            return WiegandJitter.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return 0

@@ -11,6 +11,9 @@ import Policy
 /// (and fit the environment), in `KIOSK_CODE` too, with `KIOSK_SYMBOLOGY` beside. One program runs at a time, on its own
 /// thread; the frame loop only drops a request into a small queue and goes on. A program that
 /// outlives its timeout gets SIGTERM, then SIGKILL, together with anything it started.
+///
+/// In hook mode (`KIOSK_VERDICT=hook`) each code comes with `onEnd`, told how its program ended
+/// (`ProgramEnd`) and when, on the program's thread: its exit status is the code's verdict.
 public final class ScanHook: @unchecked Sendable {  // queue state guarded by `condition`
     public let program: String
     public let timeoutNs: UInt64
@@ -20,7 +23,9 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     private let logger: Logger
     private let clock: Clock
     private let condition = Condition()
-    private var queue: [(symbology: String, payload: [UInt8])] = []
+    /// Told how a code's program ended, and the clock's time then (the verdict's answer).
+    public typealias OnEnd = @Sendable (_ end: ProgramEnd, _ atNs: UInt64) -> Void
+    private var queue: [(symbology: String, payload: [UInt8], onEnd: OnEnd?)] = []
     private var stopping = false
     private var busy = false
     private var runningGroup: pid_t = 0
@@ -48,19 +53,22 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         startThread(name: "kiosk.on-scan") { [unowned self] in self.work() }
     }
 
-    /// Queues a run; never blocks. A full queue drops its oldest request, with a warning.
-    public func submit(symbology: String, payload: [UInt8]) {
+    /// Queues a run; never blocks. A full queue drops its oldest request, with a warning (its
+    /// `onEnd` hears that it was not started: an error verdict at once, not at its deadline).
+    public func submit(symbology: String, payload: [UInt8], onEnd: OnEnd? = nil) {
         condition.lock()
-        defer { condition.unlock() }
-        guard !stopping else { return }
+        guard !stopping else { return condition.unlock() }
+        var droppedOnEnd: OnEnd?
         if queue.count >= queueLimit {
-            queue.removeFirst()
+            droppedOnEnd = queue.removeFirst().onEnd
             droppedCount += 1
             logger.warning("hook_dropped", ["reason": "the previous codes' programs are still running; the oldest waiting code was dropped",
                                             "queue": .int(queueLimit), "dropped": .int(droppedCount)])
         }
-        queue.append((symbology, payload))
+        queue.append((symbology, payload, onEnd))
         condition.signal()
+        condition.unlock()
+        if let droppedOnEnd { droppedOnEnd(.notStarted("dropped from the queue: the programs of earlier codes were still running"), clock.now()) }
     }
 
     /// Whether nothing is queued or running (for tests and shutdown).
@@ -102,7 +110,8 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             let job = queue.removeFirst()
             busy = true
             condition.unlock()
-            run(symbology: job.symbology, payload: job.payload)
+            let end = run(symbology: job.symbology, payload: job.payload)
+            job.onEnd?(end, clock.now())
             condition.lock()
             busy = false
             finishedCount += 1
@@ -111,15 +120,17 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         }
     }
 
-    private func run(symbology: String, payload: [UInt8]) {
+    /// Runs the program for one code to its end; how it ended (or why it could not start).
+    private func run(symbology: String, payload: [UInt8]) -> ProgramEnd {
         let started = clock.now()
         var stdinPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
         // Close-on-exec: only the ends dup'ed onto 0, 1 and 2 reach the program. This thread is
         // the only one that starts programs, so nothing can fork between pipe and fcntl.
         guard pipe(&stdinPipe) == 0 else { return fail("pipe", errno) }
         guard pipe(&outputPipe) == 0 else {
+            let e = errno
             Glibc.close(stdinPipe[0]); Glibc.close(stdinPipe[1])
-            return fail("pipe", errno)
+            return fail("pipe", e)
         }
         for fd in stdinPipe + outputPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         defer {
@@ -227,9 +238,13 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         if !output.isEmpty { fields.append(("output", .bytes(output.count > 512 ? Array(output.prefix(512)) : output))) }
         let ok = exited && (status >> 8) & 0xff == 0 && terminatedAt == nil
         logger.log(ok ? .info : .warning, "hook", fields: fields)
+        // waitpid without WUNTRACED reports only an end: the word always reads as one.
+        return ProgramEnd(waitStatus: status) ?? .notStarted("unexpected wait status \(status)")
     }
 
-    private func fail(_ what: String, _ error: Int32) {
-        logger.warning("hook_failed", ["program": .text(program), "error": .text("\(what): \(String(cString: strerror(error)))")])
+    private func fail(_ what: String, _ error: Int32) -> ProgramEnd {
+        let message = "\(what): \(String(cString: strerror(error)))"
+        logger.warning("hook_failed", ["program": .text(program), "error": .text(message)])
+        return .notStarted(message)
     }
 }

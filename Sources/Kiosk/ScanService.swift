@@ -29,15 +29,17 @@ public enum ExitStatus {
     public static let config: Int32 = 78
 }
 
-/// The frame loop: frame → decode inside the ROI → repeat filter → `scan` event → beep (and the
-/// `KIOSK_ON_SCAN` program). A camera that fails or falls silent is closed and reopened with
+/// The frame loop: frame → decode inside the ROI → repeat filter → `scan` event → the door
+/// reader's feedback (the read beep, the Wiegand frame) and the `KIOSK_ON_SCAN` program, whose
+/// exit status is the verdict in hook mode (`DoorReader`). A camera that fails or falls silent is closed and reopened with
 /// back-off for as long as it takes; the loop only ends on a stop request or when a replay ends.
 public final class ScanService {
     public let configuration: Configuration
     let source: FrameSource
     let logger: Logger
     let stop: StopSignal
-    let buzzer: Buzzer?
+    /// The buzzer's patterns, the LEDs, the strike and Wiegand; nil: none of them.
+    let door: DoorReader?
     let hook: ScanHook?
     let torch: Torch?
     let notifier: ServiceNotifier?
@@ -49,8 +51,8 @@ public final class ScanService {
     public var startupRetryNs: UInt64 = 30_000_000_000
     /// No frame for this long and the camera counts as lost: a few frame intervals, at least 2 s.
     public var stallNs: UInt64
-    /// Called when the camera is lost, before it is closed: outputs that must not stay on (the
-    /// torch, a beep) go off here.
+    /// Called when the camera is lost, before it is closed (after the torch has gone off and the
+    /// strike shut): other outputs that must not stay on go off here.
     public var onCameraLost: () -> Void = {}
     /// Called for each reported code after it is logged (the demo counts them; tests watch them).
     public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
@@ -80,7 +82,7 @@ public final class ScanService {
     /// Longest payload the log shows; the full length is logged beside it.
     public static let loggedPayloadLimit = 512
 
-    public init(configuration: Configuration, source: FrameSource, buzzer: Buzzer?, hook: ScanHook? = nil,
+    public init(configuration: Configuration, source: FrameSource, door: DoorReader?, hook: ScanHook? = nil,
                 torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, logger: Logger,
                 stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
                 decodeDensity: Int = DecodePipeline.defaultDensity) {
@@ -88,7 +90,7 @@ public final class ScanService {
         self.stats = stats
         self.configuration = configuration
         self.source = source
-        self.buzzer = buzzer
+        self.door = door
         self.hook = hook
         self.torch = torch
         self.logger = logger
@@ -122,7 +124,9 @@ public final class ScanService {
         return reason
     }
 
+    /// On every way out: the outputs inactive (the strike shut) before the service says it stops.
     private func finishing(because why: String) {
+        door?.shutDown()
         notifier?.notify("STOPPING=1\nSTATUS=stopping (\(why))")
         stats?.finish(snapshot())
     }
@@ -149,6 +153,8 @@ public final class ScanService {
                 }
             case .ended:
                 decoding.finish { admit($0, $1) }
+                // The last codes' verdicts and sounds, before the outputs are shut.
+                door?.settle(unless: stop)
                 return .sourceEnded
             case .frame(let frame):
                 lastFrameNs = clock.now()
@@ -212,6 +218,7 @@ public final class ScanService {
         logger.warning("camera_lost", ["error": .text(error)])
         notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
+        door?.cameraLost()
         onCameraLost()
         skippedBefore += source.skippedFrames
         source.close()
@@ -306,12 +313,12 @@ public final class ScanService {
         }
         fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
         logger.log(.info, "scan", fields: fields)
-        if let buzzer {
-            buzzer.beep()
-            logger.debug("beep", ["ms": .int(buzzer.beepMilliseconds)])
-        }
+        let symbology = symbol.symbology.displayName
+        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence)
         // The exact bytes of the symbol (a Shift-JIS QR code stays Shift-JIS), as promised.
-        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.bytes)
+        var onEnd: ScanHook.OnEnd?
+        if let wait { onEnd = { end, atNs in wait.programEnded(end, at: atNs) } }
+        hook?.submit(symbology: symbology, payload: symbol.bytes, onEnd: onEnd)
         onReport(symbol, frame)
     }
 

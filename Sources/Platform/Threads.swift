@@ -71,6 +71,12 @@ public func startThread(name: String, _ body: @escaping @Sendable () -> Void) {
     pthread_detach(thread)
 }
 
+/// Lets the kernel end the calling thread's timed sleeps at most `ns` late instead of its default
+/// 50 us (for the Wiegand sender, whose pulses are 20-100 us). 1 is the least; 0 would mean
+/// "the default" again. False, with errno set, when the kernel refuses.
+@discardableResult
+public func setThreadTimerSlack(ns: UInt) -> Bool { kiosk_set_timer_slack(max(1, ns)) == 0 }
+
 /// CLOCK_MONOTONIC in nanoseconds: the clock V4L2 stamps its buffers with, and `MonotonicClock`'s.
 public func monotonicNanoseconds() -> UInt64 {
     var ts = timespec()

@@ -50,7 +50,57 @@ public struct Configuration: Equatable {
     public var statsSeconds = 60
     public var metricsFile: String?
 
+    // The door reader (issue 16); none of it set: 0.1's behaviour.
+    public var verdict: VerdictMode = .none
+    public var verdictMs = VerdictMode.defaultMilliseconds
+    /// `KIOSK_BEEP_READ` as given; nil: its default (`readPattern`).
+    public var beepRead: BeepPattern?
+    public var beepGranted = BeepPattern.granted
+    public var beepDenied = BeepPattern.denied
+    public var beepError = BeepPattern.error
+    public var grantedLedLine: Int?
+    public var grantedLedActiveLow = false
+    public var deniedLedLine: Int?
+    public var deniedLedActiveLow = false
+    public var ledMs = Configuration.defaultLedMs
+    public var doorLine: Int?
+    public var doorActiveLow = false
+    public var doorMs = DoorStrike.defaultOpenMilliseconds
+    public var wiegandD0Line: Int?
+    public var wiegandD1Line: Int?
+    /// The Pi's pin is low during a pulse (a non-inverting level shifter: the pin follows the
+    /// wire). Off by default: the documented open-collector NPN stage inverts, the pin goes high
+    /// to pull the 5 V line low.
+    public var wiegandActiveLow = false
+    public var wiegandFormat: WiegandFormat = .h10301
+    public var wiegandFacility = 0
+    public var wiegandPulseUs = WiegandTiming.defaultPulseMicroseconds
+    public var wiegandIntervalUs = WiegandTiming.defaultIntervalMicroseconds
+
+    /// `KIOSK_LED_MS`: how long an LED stays lit after a verdict.
+    public static let defaultLedMs = 2000
+    public static let ledMsRange: ClosedRange<Int> = 100...60_000
+
     public init() {}
+
+    /// What sounds when a code is read: `KIOSK_BEEP_READ`, or by default today's beep
+    /// (`KIOSK_BEEP_MS`) when every code beeps, silence in hook mode (the verdict speaks).
+    public var readPattern: BeepPattern {
+        beepRead ?? BeepPattern.readDefault(verdict: verdict, beepMilliseconds: beepMs)
+    }
+
+    /// Whether Wiegand output is configured (both lines: the check refuses one alone).
+    public var isWiegand: Bool { wiegandD0Line != nil && wiegandD1Line != nil }
+
+    /// Every GPIO line configured, with the variable that names it, in the table's order.
+    public var lines: [(variable: String, offset: Int)] {
+        let all: [(String, Int?)] = [
+            ("KIOSK_TORCH_LINE", torchLine), ("KIOSK_BUZZER_LINE", buzzerLine),
+            ("KIOSK_GRANTED_LED_LINE", grantedLedLine), ("KIOSK_DENIED_LED_LINE", deniedLedLine),
+            ("KIOSK_DOOR_LINE", doorLine), ("KIOSK_WIEGAND_D0_LINE", wiegandD0Line), ("KIOSK_WIEGAND_D1_LINE", wiegandD1Line),
+        ]
+        return all.compactMap { name, line in line.map { (name, $0) } }
+    }
 
     public var isSimulatedGPIO: Bool { gpioChip == "sim" }
 }
@@ -85,13 +135,16 @@ public struct ConfigurationReading {
 public struct ConfigurationVariable: Sendable {
     public let name: String
     public let expected: String
+    /// An empty value is a value (a silent beep pattern), not "unset".
+    public let emptyIsValue: Bool
     let parse: @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?
     let shown: @Sendable (Configuration) -> String
 
-    init(_ name: String, _ expected: String, shown: @escaping @Sendable (Configuration) -> String,
+    init(_ name: String, _ expected: String, emptyIsValue: Bool = false, shown: @escaping @Sendable (Configuration) -> String,
          parse: @escaping @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?) {
         self.name = name
         self.expected = expected
+        self.emptyIsValue = emptyIsValue
         self.parse = parse
         self.shown = shown
     }
@@ -122,6 +175,15 @@ public struct ConfigurationVariable: Sendable {
             guard let d = Double(v), d.isFinite, range.contains(d) else { return nil }
             c[keyPath: field] = d
             return Configuration.trim(d)
+        }
+    }
+
+    /// A buzzer pattern (`BeepPattern`): on,off,... milliseconds; empty (given empty) is silence.
+    static func pattern(_ name: String, _ field: WritableKeyPath<Configuration, BeepPattern> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, BeepPattern.expected, emptyIsValue: true, shown: { $0[keyPath: field].description }) { v, c, _ in
+            guard let p = BeepPattern(parsing: v) else { return nil }
+            c[keyPath: field] = p
+            return p.description
         }
     }
 
@@ -240,6 +302,42 @@ extension Configuration {
             c.metricsFile = v
             return v
         },
+        // The door reader (interface.md, "A door reader").
+        ConfigurationVariable("KIOSK_VERDICT", VerdictMode.expected, shown: { $0.verdict.rawValue }) { v, c, _ in
+            guard let m = VerdictMode(rawValue: v.lowercased()) else { return nil }
+            c.verdict = m
+            return m.rawValue
+        },
+        .integer("KIOSK_VERDICT_MS", VerdictMode.millisecondsRange, VerdictMode.millisecondsExpected, \.verdictMs),
+        ConfigurationVariable("KIOSK_BEEP_READ", BeepPattern.expected, emptyIsValue: true, shown: { $0.readPattern.description }) { v, c, _ in
+            guard let p = BeepPattern(parsing: v) else { return nil }
+            c.beepRead = p
+            return p.description
+        },
+        .pattern("KIOSK_BEEP_GRANTED", \.beepGranted),
+        .pattern("KIOSK_BEEP_DENIED", \.beepDenied),
+        .pattern("KIOSK_BEEP_ERROR", \.beepError),
+        .line("KIOSK_GRANTED_LED_LINE", \.grantedLedLine),
+        .flag("KIOSK_GRANTED_LED_ACTIVE_LOW", \.grantedLedActiveLow),
+        .line("KIOSK_DENIED_LED_LINE", \.deniedLedLine),
+        .flag("KIOSK_DENIED_LED_ACTIVE_LOW", \.deniedLedActiveLow),
+        .integer("KIOSK_LED_MS", Configuration.ledMsRange, "a whole number of milliseconds from 100 to 60000", \.ledMs),
+        .line("KIOSK_DOOR_LINE", \.doorLine),
+        .flag("KIOSK_DOOR_ACTIVE_LOW", \.doorActiveLow),
+        .integer("KIOSK_DOOR_MS", DoorStrike.openMillisecondsRange, DoorStrike.openMillisecondsExpected, \.doorMs),
+        .line("KIOSK_WIEGAND_D0_LINE", \.wiegandD0Line),
+        .line("KIOSK_WIEGAND_D1_LINE", \.wiegandD1Line),
+        .flag("KIOSK_WIEGAND_ACTIVE_LOW", \.wiegandActiveLow),
+        ConfigurationVariable("KIOSK_WIEGAND_FORMAT", WiegandFormat.expected, shown: { String($0.wiegandFormat.rawValue) }) { v, c, _ in
+            guard let n = Int(v), let f = WiegandFormat(rawValue: n) else { return nil }
+            c.wiegandFormat = f
+            return String(n)
+        },
+        // Checked against the format once both are read (below): 0-255 in 26 bits, 0-65535 in 34.
+        .integer("KIOSK_WIEGAND_FACILITY", WiegandFormat.bits34.facilityRange,
+                 "a decimal facility code: 0-255 in the 26-bit format, 0-65535 in the 34-bit one", \.wiegandFacility),
+        .integer("KIOSK_WIEGAND_PULSE_US", WiegandTiming.pulseRange, WiegandTiming.pulseExpected, \.wiegandPulseUs),
+        .integer("KIOSK_WIEGAND_INTERVAL_US", WiegandTiming.intervalRange, WiegandTiming.intervalExpected, \.wiegandIntervalUs),
     ]
 
     /// Every variable's name, in the table's order.
@@ -256,7 +354,7 @@ extension Configuration {
         var c = Configuration()
         var p = Parser(environment: environment)
         for variable in table {
-            p.read(variable.name, variable.expected) { variable.parse($0, &c, isExecutableFile) }
+            p.read(variable.name, variable.expected, emptyIsValue: variable.emptyIsValue) { variable.parse($0, &c, isExecutableFile) }
         }
 
         // Contradictions between values that are each fine on their own.
@@ -270,20 +368,51 @@ extension Configuration {
                                 expected: "greater than KIOSK_TORCH_ON_BELOW (\(Configuration.trim(c.torchOnBelow))), so that the torch cannot flicker between the two")
             }
         }
-        if let t = c.torchLine, t == c.buzzerLine {
-            p.contradiction("KIOSK_BUZZER_LINE", expected: "a line other than KIOSK_TORCH_LINE (\(t)): one line cannot drive both")
+        // One line, one output: the later variable is named, with the earlier one it repeats.
+        let lines = c.lines
+        for (i, line) in lines.enumerated() {
+            if let first = lines[..<i].first(where: { $0.offset == line.offset }) {
+                p.contradiction(line.variable, expected: "a line other than \(first.variable) (\(first.offset)): one line cannot drive both")
+            }
         }
+        doorContradictions(c, &p)
 
         let known = Set(variables).union(reservedForOnScan)
         let warnings = environment.keys.sorted()
             .filter { $0.hasPrefix("KIOSK_") && !known.contains($0) }
             .map { ConfigWarning(variable: $0, value: environment[$0] ?? "", suggestion: closestName(to: $0)) }
 
-        let defaults = Configuration()
+        // A value not given shows what it is in this configuration (KIOSK_BEEP_READ's default
+        // follows KIOSK_VERDICT and KIOSK_BEEP_MS); for every other variable that is its default.
         let settings = table.map { v in
-            (variable: v.name, value: p.effective[v.name] ?? v.shown(defaults), fromEnvironment: p.given.contains(v.name))
+            (variable: v.name, value: p.effective[v.name] ?? v.shown(c), fromEnvironment: p.given.contains(v.name))
         }
         return ConfigurationReading(configuration: c, errors: p.errors, warnings: warnings, settings: settings)
+    }
+
+    /// The door reader's settings that are each fine alone but not together.
+    private static func doorContradictions(_ c: Configuration, _ p: inout Parser) {
+        if c.verdict == .hook && c.onScan == nil {
+            p.contradiction("KIOSK_VERDICT", expected: "none unless KIOSK_ON_SCAN names the program whose exit status decides")
+        }
+        if c.verdict == .none {
+            for (name, line) in [("KIOSK_GRANTED_LED_LINE", c.grantedLedLine), ("KIOSK_DENIED_LED_LINE", c.deniedLedLine),
+                                 ("KIOSK_DOOR_LINE", c.doorLine)] where line != nil {
+                p.contradiction(name, expected: "unset unless KIOSK_VERDICT=hook: without a verdict nothing grants or denies")
+            }
+        }
+        if c.wiegandD0Line != nil && c.wiegandD1Line == nil {
+            p.contradiction("KIOSK_WIEGAND_D0_LINE", expected: "set together with KIOSK_WIEGAND_D1_LINE: Wiegand needs both lines")
+        }
+        if c.wiegandD1Line != nil && c.wiegandD0Line == nil {
+            p.contradiction("KIOSK_WIEGAND_D1_LINE", expected: "set together with KIOSK_WIEGAND_D0_LINE: Wiegand needs both lines")
+        }
+        if c.isWiegand && c.verdict == .hook {
+            p.contradiction("KIOSK_VERDICT", expected: "none while KIOSK_WIEGAND_D0_LINE and D1_LINE are set: the access controller decides, the kiosk only gives its read feedback")
+        }
+        if !c.wiegandFormat.facilityRange.contains(c.wiegandFacility) {
+            p.contradiction("KIOSK_WIEGAND_FACILITY", expected: c.wiegandFormat.facilityExpected)
+        }
     }
 
     static func flag(_ v: String) -> Bool? {
@@ -324,10 +453,11 @@ private struct Parser {
     init(environment: [String: String]) { self.environment = environment }
 
     /// `apply` stores the value and returns its effective text, or nil when the value is not accepted.
-    mutating func read(_ name: String, _ expected: String, _ apply: (String) -> String?) {
+    /// An empty value counts as unset, unless `emptyIsValue` (a pattern given empty: silence).
+    mutating func read(_ name: String, _ expected: String, emptyIsValue: Bool = false, _ apply: (String) -> String?) {
         guard let raw = environment[name] else { return }
         let value = raw.trimmedOfBlanks
-        guard !value.isEmpty else { return }
+        guard !value.isEmpty || emptyIsValue else { return }
         given.insert(name)
         if let text = apply(value) {
             effective[name] = text

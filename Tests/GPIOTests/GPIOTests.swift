@@ -61,11 +61,13 @@ final class SwitchedOutputTests: XCTestCase {
     }
 }
 
-final class BuzzerTests: XCTestCase {
+/// The read beep (`KIOSK_BEEP_MS`, the default `KIOSK_BEEP_READ`): a one-step pattern on the
+/// buzzer's PatternPlayer, which replaced the single-beep Buzzer.
+final class ReadBeepTests: XCTestCase {
     func testBeepLastsItsLengthWithoutBlocking() throws {
         let chip = FakeChip(), clock = ManualClock(startNs: 0)
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
-        buzzer.beep()  // returns at once: the line is on, the off is scheduled
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), clock: clock)
+        buzzer.play(onOffMilliseconds: [120])  // returns at once: the line is on, the off is scheduled
         XCTAssertEqual(chip.levels[18], [0, 1])
         clock.advance(toMs: 119)
         XCTAssertEqual(chip.levels[18], [0, 1])
@@ -75,44 +77,44 @@ final class BuzzerTests: XCTestCase {
 
     func testASecondBeepDuringTheFirstLengthensIt() throws {
         let chip = FakeChip(), clock = ManualClock(startNs: 0)
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: true), beepMilliseconds: 100, clock: clock)
-        buzzer.beep()
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: true), clock: clock)
+        buzzer.play(onOffMilliseconds: [100])
         clock.advance(toMs: 60)
-        buzzer.beep()
+        buzzer.play(onOffMilliseconds: [100])  // stays on: no write, no glitch
         clock.advance(toMs: 100)  // the first beep's end no longer applies
-        XCTAssertEqual(chip.levels[18], [1, 0, 0])
+        XCTAssertEqual(chip.levels[18], [1, 0])
         clock.advance(toMs: 160)
-        XCTAssertEqual(chip.levels[18], [1, 0, 0, 1])
+        XCTAssertEqual(chip.levels[18], [1, 0, 1])
     }
 
     func testShutDownMidBeepSilencesAndReleases() throws {
         let chip = FakeChip(), clock = ManualClock(startNs: 0)
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
-        buzzer.beep()
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), clock: clock)
+        buzzer.play(onOffMilliseconds: [120])
         buzzer.shutDown()
         XCTAssertEqual(chip.levels[18], [0, 1, 0])
         XCTAssertEqual(chip.released, [18])
         clock.advance(toMs: 500)  // the scheduled end finds a released line and does nothing
-        buzzer.beep()
+        buzzer.play(onOffMilliseconds: [120])
         XCTAssertEqual(chip.levels[18], [0, 1, 0])
     }
 
     func testAFailedWriteIsReportedAndScanningGoesOn() throws {
         let chip = FakeChip(), clock = ManualClock(startNs: 0)
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), clock: clock)
         var errors: [String] = []
         buzzer.onError = { errors.append(String(describing: $0)) }
         chip.failWrites = true
-        buzzer.beep()
+        buzzer.play(onOffMilliseconds: [120])
         XCTAssertEqual(errors.count, 1)
         XCTAssertTrue(errors[0].contains("line 18"))
     }
 
     func testRealSchedulerEndsTheBeep() throws {
         let chip = FakeChip()
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 3, activeLow: false), beepMilliseconds: 20, clock: MonotonicClock())
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 3, activeLow: false), clock: MonotonicClock())
         let done = expectation(description: "beep ended")
-        buzzer.beep()
+        buzzer.play(onOffMilliseconds: [20])
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(300)) { done.fulfill() }
         wait(for: [done], timeout: 5)
         XCTAssertEqual(chip.levels[3], [0, 1, 0])

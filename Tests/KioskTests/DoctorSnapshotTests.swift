@@ -57,6 +57,36 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(checks.first { $0.subject == "gpio buzzer" }?.verdict, .fail)
     }
 
+    func testTheDoorsLinesHoldersPatternsAndAWiegandSample() {
+        let chip = FakeChip()
+        chip.busy[23] = "door-relay.py"
+        let exe = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-doc-verdict-\(UUID().uuidString)").path
+        XCTAssertTrue(FileManager.default.createFile(atPath: exe, contents: Data("#!/bin/sh\nexit 1\n".utf8)))
+        chmod(exe, 0o755)
+        defer { unlink(exe) }
+        var checks = doctor(["KIOSK_CAMERA": "/dev/null", "KIOSK_VERDICT": "hook", "KIOSK_ON_SCAN": exe, "KIOSK_BUZZER_LINE": "18",
+                             "KIOSK_GRANTED_LED_LINE": "5", "KIOSK_DENIED_LED_LINE": "6", "KIOSK_DOOR_LINE": "23",
+                             "KIOSK_BEEP_DENIED": "60,60,60"], chip: chip)
+        let lines = checks.map(\.line)
+        XCTAssertTrue(lines.contains("PASS gpio granted LED: line 5 (GPIO5) is free"), "\(lines)")
+        XCTAssertTrue(lines.contains("PASS gpio denied LED: line 6 (GPIO6) is free"), "\(lines)")
+        XCTAssertTrue(lines.contains("FAIL gpio door strike: line 23 (GPIO23) is held by \"door-relay.py\": stop that program or choose another line"), "\(lines)")
+        let verdict = checks.first { $0.subject == "verdict" }?.detail ?? ""
+        XCTAssertTrue(verdict.contains("within 2000 ms"), verdict)
+        XCTAssertTrue(verdict.contains("read silent, granted 400, denied 60,60,60, error 200,200,200 on line 18"), verdict)
+        XCTAssertEqual(checks.first { $0.subject == "door" }?.detail,
+                       "granted LED line 5, denied LED line 6 lit 2000 ms, door strike line 23 open 3000 ms on each grant")
+        checks = doctor(["KIOSK_CAMERA": "/dev/null", "KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21",
+                         "KIOSK_WIEGAND_FACILITY": "18"], chip: chip)
+        XCTAssertTrue(checks.map(\.line).contains("PASS gpio wiegand D0: line 20 (GPIO20) is free"))
+        let wiegand = checks.first { $0.subject == "wiegand" }?.detail ?? ""
+        XCTAssertTrue(wiegand.hasSuffix("the code 18:36963 is sent as 0 00010010 1001000001100011 1"), wiegand)
+        XCTAssertTrue(wiegand.contains("50 us pulses every 2000 us (the pin goes high for a pulse)"), wiegand)
+        // None of the door's variables: no door lines in the doctor's say.
+        checks = doctor(["KIOSK_CAMERA": "/dev/null", "KIOSK_BUZZER_LINE": "18"], chip: chip)
+        XCTAssertFalse(checks.contains { ["verdict", "door", "wiegand"].contains($0.subject) })
+    }
+
     func testAUserOutsideTheDevicesGroupIsToldHowToJoinIt() throws {
         // /dev/null is world-writable; a root-only file is the stand-in for a video device.
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-dev-\(UUID().uuidString)").path

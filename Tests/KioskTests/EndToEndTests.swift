@@ -217,6 +217,94 @@ final class EndToEndTests: XCTestCase {
         XCTAssertFalse(try kiosk(["--help"]).stdout.contains("bench"))
     }
 
+    /// Issue 16's "done when": a replay of two codes, a real verdict program (a script written
+    /// here; the kiosk runs the file, never a shell) granting one and refusing the other, with the
+    /// patterns, the LEDs and the strike on simulated lines; then a card number sent by Wiegand.
+    func testADoorReaderGrantsOneCodeRefusesAnotherAndSendsWiegand() throws {
+        var codes: [String?] = Array(repeating: nil, count: 60)
+        for i in 5..<10 { codes[i] = "ALLOW-1" }
+        for i in 30..<35 { codes[i] = "DENY-2 $(touch /tmp/kiosk-pwned)" }
+        try writeReplay(codes)
+        let verdictProgram = folder.appendingPathComponent("verdict").path
+        // Allow ALLOW-1 at once; refuse anything else 0.6 s later (so the grant's 400 ms beep is over).
+        try "#!/bin/sh\nread code\n[ \"$code\" = ALLOW-1 ] && exit 0\nsleep 0.6\nexit 1\n".write(toFile: verdictProgram, atomically: true, encoding: .utf8)
+        chmod(verdictProgram, 0o755)
+        let run = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_FPS": "10", "KIOSK_GPIO_CHIP": "sim",
+                                  "KIOSK_VERDICT": "hook", "KIOSK_ON_SCAN": verdictProgram, "KIOSK_BUZZER_LINE": "18",
+                                  "KIOSK_GRANTED_LED_LINE": "5", "KIOSK_DENIED_LED_LINE": "6", "KIOSK_DOOR_LINE": "23",
+                                  "KIOSK_DOOR_MS": "150", "KIOSK_LED_MS": "150", "KIOSK_LOG_LEVEL": "debug"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/tmp/kiosk-pwned"), "a payload went through a shell")
+        XCTAssertEqual(run.of("scan").map { $0["data"] }, ["ALLOW-1", "DENY-2 $(touch /tmp/kiosk-pwned)"])
+        let verdicts = run.of("verdict")
+        XCTAssertEqual(verdicts.map { $0["result"] }, ["granted", "denied"], run.stderr)
+        XCTAssertEqual(verdicts.map { $0["frame"] }, ["5", "30"])
+        XCTAssertEqual(verdicts.map { $0["symbology"] }, ["QR-Code", "QR-Code"])
+        XCTAssertLessThan(Double(verdicts[0]["ms"] ?? "") ?? 1e9, 2000)
+        XCTAssertGreaterThanOrEqual(Double(verdicts[1]["ms"] ?? "") ?? 0, 600, "the refusal took its program's 0.6 s")
+        // What happened, in the order it happened (each event one line of the log).
+        let story: [String] = run.lines.map(Logfmt.fields).compactMap { f in
+            switch f["event"] {
+            case "verdict": return "verdict \(f["result"]!)"
+            case "door": return "door \(f["state"]!)" + (f["reason"].map { " \($0)" } ?? "")
+            case "gpio": return "line \(f["line"]!)=\(f["value"]!)"
+            case "stop": return "stop"
+            default: return nil
+            }
+        }
+        func on(_ line: Int) -> [String] { story.filter { $0.hasPrefix("line \(line)=") }.map { String($0.split(separator: "=")[1]) } }
+        // Buzzer: silent on the reads (hook mode), one 400 ms beep for the grant, three short for the refusal.
+        XCTAssertEqual(on(18), ["0", "1", "0", "1", "0", "1", "0", "1", "0"], "\(story)")
+        XCTAssertEqual(run.of("beep").map { [$0["for"]!, $0["pattern"]!] }, [["granted", "400"], ["denied", "80,80,80,80,80"]])
+        XCTAssertEqual(on(5), ["0", "1", "0"], "green LED: the grant")
+        XCTAssertEqual(on(6), ["0", "1", "0"], "red LED: the refusal")
+        XCTAssertEqual(on(23), ["0", "1", "0"], "the strike: once, for the grant")
+        XCTAssertEqual(run.of("door").map { [$0["state"]!, $0["reason"] ?? "-"] }, [["open", "-"], ["closed", "time"]])
+        // Timing from the order: the strike (150 ms) shuts before the grant's beep (400 ms) ends,
+        // and that beep is over before the refusal (0.6 s later) starts its pattern.
+        let granted = story.firstIndex(of: "verdict granted")!, denied = story.firstIndex(of: "verdict denied")!
+        let doorClosed = story.firstIndex(of: "door closed time")!
+        let buzzerEdges = story.indices.filter { story[$0].hasPrefix("line 18=") }
+        XCTAssertTrue(granted < doorClosed && doorClosed < buzzerEdges[2] && buzzerEdges[2] < denied, "\(story)")
+        XCTAssertEqual(story.last, "stop", "every line inactive before the stop")
+
+        // Wiegand: the controller decides; the kiosk only beeps the read. A card number and a
+        // payload that is none.
+        try FileManager.default.removeItem(at: folder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        codes = Array(repeating: nil, count: 40)
+        for i in 5..<10 { codes[i] = "36963" }
+        for i in 20..<25 { codes[i] = "NOT-A-CARD" }
+        try writeReplay(codes)
+        let wiegand = try kiosk(env: ["KIOSK_CAMERA": "replay:\(folder.path)", "KIOSK_GPIO_CHIP": "sim",
+                                      "KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21", "KIOSK_WIEGAND_FACILITY": "18",
+                                      "KIOSK_BUZZER_LINE": "18", "KIOSK_BEEP_MS": "30", "KIOSK_LOG_LEVEL": "debug"])
+        XCTAssertEqual(wiegand.status, 0, wiegand.stderr)
+        XCTAssertEqual(wiegand.of("wiegand").map { [$0["bits"]!, $0["facility"]!, $0["card"]!] }, [["26", "18", "36963"]], wiegand.stderr)
+        XCTAssertEqual(wiegand.of("wiegand_skipped").count, 1)
+        XCTAssertTrue(wiegand.of("wiegand_skipped").first?["reason"]?.contains("not a decimal card number") ?? false)
+        XCTAssertTrue(wiegand.of("verdict").isEmpty)
+        let pulses = wiegand.of("gpio").filter { ["20", "21"].contains($0["line"]) && $0["value"] == "1" }
+        XCTAssertEqual(pulses.map { $0["line"] == "21" ? "1" : "0" }.joined(), "00001001010010000011000111", "facility 18, card 36963")
+        // A read beep for each code (two in quick succession sound as one longer beep).
+        XCTAssertEqual(wiegand.of("beep").map { $0["for"] }, ["read", "read"], wiegand.stderr)
+        let buzzer = wiegand.of("gpio").filter { $0["line"] == "18" }.map { $0["value"]! }
+        XCTAssertTrue(buzzer.first == "0" && buzzer.contains("1") && buzzer.last == "0", "\(buzzer)")
+        XCTAssertEqual(wiegand.of("gpio").filter { $0["line"] == "20" }.last?["value"], "0", "idle after stop")
+
+        // kiosk check: every setting, then the frame a sample card makes; a bad door setting exits 78.
+        let check = try kiosk(["check"], env: ["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21", "KIOSK_WIEGAND_FACILITY": "18"])
+        XCTAssertEqual(check.status, 0, check.stderr)
+        let out = check.stdout.split(separator: "\n")
+        XCTAssertEqual(out.count, Configuration.table.count + 1)
+        XCTAssertTrue(out.last?.hasSuffix("the code 18:36963 is sent as 0 00010010 1001000001100011 1") ?? false, check.stdout)
+        XCTAssertTrue(out.contains { $0.hasPrefix("KIOSK_BEEP_DENIED=80,80,80,80,80 ") && $0.hasSuffix("# default") }, check.stdout)
+        let bad = try kiosk(["check"], env: ["KIOSK_BEEP_DENIED": "80,,80", "KIOSK_BUZZER_LINE": "18", "KIOSK_DOOR_LINE": "18"])
+        XCTAssertEqual(bad.status, 78)
+        XCTAssertEqual(bad.of("config_error").map { $0["var"]! }, ["KIOSK_BEEP_DENIED", "KIOSK_DOOR_LINE", "KIOSK_DOOR_LINE"], bad.stderr)
+        XCTAssertEqual(bad.of("config_error").first?["value"], "80,,80")
+    }
+
     func testSignalsStopTheServiceWithinASecond() throws {
         for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             let (p, _, err) = try launch(["demo"], env: ["KIOSK_BEEP_MS": "5000"])

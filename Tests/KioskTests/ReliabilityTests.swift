@@ -88,7 +88,7 @@ final class ReliabilityTests: XCTestCase {
     func service(_ source: FrameSource, clock: ManualClock, stop: StopSignal = StopSignal()) -> (ScanService, Lines) {
         let lines = Lines()
         let logger = Logger(level: .debug) { lines.all.append($0) }
-        return (ScanService(configuration: Configuration(), source: source, buzzer: nil, logger: logger, stop: stop, clock: clock), lines)
+        return (ScanService(configuration: Configuration(), source: source, door: nil, logger: logger, stop: stop, clock: clock), lines)
     }
 
     let enodev = CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV)
@@ -262,16 +262,18 @@ final class ReliabilityTests: XCTestCase {
         let chip = FakeChip(), clock = ManualClock()
         let lines = Lines()
         let logger = Logger { lines.all.append($0) }
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 100, clock: clock)
+        let buzzer = PatternPlayer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), clock: clock)
         buzzer.onError = GPIOWriteFailures(logger: logger, clock: clock).report
         chip.failWrites = true
-        for _ in 0..<30 {  // a beep every 5 s for 150 s: two writes each (on, and off 100 ms later)
-            buzzer.beep()
+        // A beep every 5 s for 150 s: one failing write each (on; the off 100 ms later is no change
+        // to drive, since the line never went on).
+        for _ in 0..<30 {
+            buzzer.play(onOffMilliseconds: [100])
             clock.advance(byMs: 5000)
         }
         let said = lines.all.filter { $0.contains("event=gpio_write_failed") }
         XCTAssertEqual(said.count, 3, "at 0 s, 60 s and 120 s")
-        XCTAssertEqual(said.map { Logfmt.fields($0)["since_last"] }, ["0", "23", "23"])
+        XCTAssertEqual(said.map { Logfmt.fields($0)["since_last"] }, ["0", "11", "11"])
     }
 
     // MARK: libcamera (the camera code over a scripted plugin)
@@ -313,7 +315,7 @@ final class ReliabilityTests: XCTestCase {
         let camera = LibcameraCamera(camera: "", width: 640, height: 480, fps: 30,
                                      zoomROI: config.mount.sensorRegion(fromUpright: config.uprightROI), plugin: plugin, clock: clock)
         let lines = Lines()
-        let svc = ScanService(configuration: config, source: camera, buzzer: nil, logger: Logger(level: .debug) { lines.all.append($0) },
+        let svc = ScanService(configuration: config, source: camera, door: nil, logger: Logger(level: .debug) { lines.all.append($0) },
                               stop: StopSignal(), clock: clock)
         var reported: [(String, UInt64)] = []
         svc.onReport = { symbol, frame in reported.append((symbol.text ?? "", frame.sequence)) }

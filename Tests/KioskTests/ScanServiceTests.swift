@@ -22,11 +22,12 @@ final class ScanServiceTests: XCTestCase {
                  clock: ManualClock? = nil, stop: StopSignal = StopSignal()) throws -> (ScanService, Lines) {
         let lines = Lines()
         let logger = Logger(level: .debug) { lines.all.append($0) }
-        var buzzer: Buzzer?
+        var door: DoorReader?
         if let chip, let clock {
-            buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 120, clock: clock)
+            door = DoorReader(configuration: config, lines: .init(buzzer: try SwitchedOutput(chip: chip, offset: 18, activeLow: false)),
+                              logger: logger, clock: clock)
         }
-        return (ScanService(configuration: config, source: source, buzzer: buzzer, logger: logger, stop: stop), lines)
+        return (ScanService(configuration: config, source: source, door: door, logger: logger, stop: stop), lines)
     }
 
     func scene(_ steps: [ScriptedScene.Step], duration: Double, mount: Mount = Mount()) -> ScriptedScene {

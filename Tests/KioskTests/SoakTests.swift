@@ -86,15 +86,16 @@ final class SoakTests: XCTestCase {
         let chip = FakeChip()
         var reports = 0, lines = 0
         let logger = Logger(level: .info) { _ in lines += 1 }
-        let buzzer = Buzzer(output: try SwitchedOutput(chip: chip, offset: 18, activeLow: false), beepMilliseconds: 5,
-                            clock: MonotonicClock())
+        var config = Configuration()
+        config.repeatMs = 500
+        config.beepMs = 5
+        let buzzer = DoorReader(configuration: config, lines: .init(buzzer: try SwitchedOutput(chip: chip, offset: 18, activeLow: false)),
+                                logger: logger, clock: MonotonicClock())
         let torch = Torch(policy: TorchPolicy(settings: .init(mode: .auto, onBelow: 50, offAbove: 80, holdNs: 2_000_000_000)),
                           output: try SwitchedOutput(chip: chip, offset: 17, activeLow: false), logger: logger)
         let hook = ScanHook(program: "/bin/true", environment: [:], logger: logger)
-        var config = Configuration()
-        config.repeatMs = 500
         let clock = ManualClock()
-        let svc = ScanService(configuration: config, source: camera, buzzer: without.contains("buzzer") ? nil : buzzer,
+        let svc = ScanService(configuration: config, source: camera, door: without.contains("buzzer") ? nil : buzzer,
                               hook: without.contains("hook") ? nil : hook, torch: without.contains("torch") ? nil : torch,
                               logger: logger, stop: StopSignal(), clock: clock)
         var warm = (rss: 0, fds: 0)

@@ -41,7 +41,7 @@ final class StopAndReportTests: XCTestCase {
 
     func testStoppingIsSentWhenAReplayEnds() throws {
         let notifier = RecordingNotifier()
-        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(3)]), buzzer: nil,
+        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(3)]), door: nil,
                               notifier: notifier, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertEqual(try svc.run(), .sourceEnded)
         XCTAssertTrue(notifier.messages.last?.hasPrefix("STOPPING=1\nSTATUS=stopping (end of frames)") ?? false, "\(notifier.messages)")
@@ -51,7 +51,7 @@ final class StopAndReportTests: XCTestCase {
         let notifier = RecordingNotifier()
         let enoent = CameraError("/dev/video0: open", errno: ENOENT)
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 1000))
-        let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil, notifier: notifier,
+        let svc = ScanService(configuration: Configuration(), source: source, door: nil, notifier: notifier,
                               logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertThrowsError(try svc.run())
         let last = try XCTUnwrap(notifier.messages.last)
@@ -64,7 +64,7 @@ final class StopAndReportTests: XCTestCase {
         let stop = StopSignal()
         let source = FaultySource(script: [.frames(100)])
         source.afterFrame = { n in if n == 5 { stop.request("SIGTERM") } }
-        let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil, notifier: notifier,
+        let svc = ScanService(configuration: Configuration(), source: source, door: nil, notifier: notifier,
                               logger: Logger { _ in }, stop: stop, clock: ManualClock())
         XCTAssertEqual(try svc.run(), .signal("SIGTERM"))
         XCTAssertEqual(notifier.messages.filter { $0.hasPrefix("STOPPING=1") }, ["STOPPING=1\nSTATUS=stopping (SIGTERM)"])
@@ -74,7 +74,7 @@ final class StopAndReportTests: XCTestCase {
     func testTheMetricsFileIsWrittenAtStopEvenForAShortRun() throws {
         let path = folder.appendingPathComponent("kiosk.prom").path
         let stats = StatsReporter(intervalSeconds: 60, metricsFile: path, logger: Logger { _ in })
-        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(7)]), buzzer: nil,
+        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(7)]), door: nil,
                               stats: stats, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         let text = try String(contentsOfFile: path, encoding: .utf8)
@@ -90,7 +90,7 @@ final class StopAndReportTests: XCTestCase {
     func testALongTextIsCutBetweenCharactersWithItsLengthInTheSameBytes() throws {
         let text = String(repeating: "日", count: 240)
         let lines = Lines()
-        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(text, moduleSize: 2)), buzzer: nil,
+        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(text, moduleSize: 2)), door: nil,
                               logger: Logger { lines.add($0) }, stop: StopSignal())
         _ = try svc.run()
         let scan = try XCTUnwrap(lines.of("scan").first, "\(lines.all)")
@@ -116,7 +116,7 @@ final class StopAndReportTests: XCTestCase {
         let logger = Logger { lines.add($0) }
         let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger)
         let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: shiftJIS, moduleSize: 4)),
-                              buzzer: nil, hook: hook, logger: logger, stop: StopSignal())
+                              door: nil, hook: hook, logger: logger, stop: StopSignal())
         _ = try svc.run()
         // shutDown drops what waits: let the one run finish first.
         let end = monotonicNanoseconds() + 10_000_000_000
@@ -131,7 +131,7 @@ final class StopAndReportTests: XCTestCase {
     func testAReopenedCameraHasItsFirstFrameDecoded() throws {
         let enodev = CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV)
         let source = FaultySource(script: [.frames(5), .fail(enodev), .frames(5)])
-        let svc = ScanService(configuration: Configuration(), source: source, buzzer: nil,
+        let svc = ScanService(configuration: Configuration(), source: source, door: nil,
                               logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         XCTAssertEqual(svc.reopenings, 1)

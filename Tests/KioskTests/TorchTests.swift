@@ -47,7 +47,7 @@ final class TorchTests: XCTestCase {
         config.fps = 10
         let source: FrameSource = reportExposure ? scene : ExposureHidden(scene)
         let clock = ManualClock()
-        let svc = ScanService(configuration: config, source: source, buzzer: nil, torch: torch,
+        let svc = ScanService(configuration: config, source: source, door: nil, torch: torch,
                               logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
         var brightness: [Double] = []
         svc.onFrame = { n in

@@ -209,4 +209,144 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(r.settings.first { $0.variable == "KIOSK_ROI" }!.value, "0.25,0.25,0.5,0.5")
         XCTAssertEqual(r.settings.map(\.variable), Configuration.variables)
     }
+
+    // MARK: the door reader (issue 16)
+
+    func testDoorDefaultsAreInterfaceMd() {
+        let c = read([:]).configuration
+        XCTAssertEqual(c.verdict, .none)
+        XCTAssertEqual(c.verdictMs, 2000)
+        XCTAssertNil(c.beepRead)
+        XCTAssertEqual(c.readPattern.milliseconds, [120], "today's single beep of KIOSK_BEEP_MS")
+        XCTAssertEqual(c.beepGranted.milliseconds, [400])
+        XCTAssertEqual(c.beepDenied.milliseconds, [80, 80, 80, 80, 80])
+        XCTAssertEqual(c.beepError.milliseconds, [200, 200, 200])
+        XCTAssertEqual([c.ledMs, c.doorMs, c.wiegandPulseUs, c.wiegandIntervalUs, c.wiegandFacility], [2000, 3000, 50, 2000, 0])
+        XCTAssertEqual(c.wiegandFormat, .h10301)
+        XCTAssertTrue(c.lines.isEmpty)
+        XCTAssertFalse(c.isWiegand)
+        let shown = Dictionary(uniqueKeysWithValues: read([:]).settings.map { ($0.variable, $0.value) })
+        XCTAssertEqual(shown["KIOSK_BEEP_READ"], "120")
+        XCTAssertEqual(shown["KIOSK_BEEP_DENIED"], "80,80,80,80,80")
+        XCTAssertEqual(shown["KIOSK_VERDICT"], "none")
+        XCTAssertEqual(shown["KIOSK_WIEGAND_FORMAT"], "26")
+        XCTAssertEqual(shown["KIOSK_DOOR_LINE"], "unset")
+    }
+
+    func testReadPatternDefaultFollowsTheVerdictModeAndBeepMs() {
+        let hook = ["KIOSK_VERDICT": "hook", "KIOSK_ON_SCAN": "/usr/local/bin/open-door"]
+        var r = read(hook)
+        XCTAssertEqual(r.errors, [])
+        XCTAssertTrue(r.configuration.readPattern.isSilent, "no sound until the verdict")
+        XCTAssertEqual(r.settings.first { $0.variable == "KIOSK_BEEP_READ" }?.value, "")
+        r = read(["KIOSK_BEEP_MS": "30"])
+        XCTAssertEqual(r.configuration.readPattern.milliseconds, [30])
+        XCTAssertEqual(r.settings.first { $0.variable == "KIOSK_BEEP_READ" }?.value, "30")
+        r = read(hook.merging(["KIOSK_BEEP_READ": "40"]) { a, _ in a })
+        XCTAssertEqual(r.configuration.readPattern.milliseconds, [40])
+    }
+
+    func testAnEmptyPatternGivenIsSilenceNotTheDefault() {
+        let r = read(["KIOSK_BEEP_GRANTED": "", "KIOSK_BEEP_READ": " ", "KIOSK_BEEP_ERROR": "100,50,100"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertTrue(r.configuration.beepGranted.isSilent)
+        XCTAssertTrue(r.configuration.readPattern.isSilent)
+        XCTAssertEqual(r.configuration.beepError.milliseconds, [100, 50, 100])
+        XCTAssertEqual(r.configuration.beepDenied, .denied, "not given: the default")
+        let granted = r.settings.first { $0.variable == "KIOSK_BEEP_GRANTED" }!
+        XCTAssertTrue(granted.fromEnvironment)
+        XCTAssertEqual(granted.value, "")
+        // Every other variable keeps "empty means unset".
+        XCTAssertFalse(r.settings.first { $0.variable == "KIOSK_DOOR_MS" }!.fromEnvironment)
+    }
+
+    func testDoorValuesAndTheirRanges() {
+        for name in ["KIOSK_BEEP_READ", "KIOSK_BEEP_GRANTED", "KIOSK_BEEP_DENIED", "KIOSK_BEEP_ERROR"] {
+            for bad in ["0", "80,,80", "80,", "-5", "1.5", "10001", String(repeating: "10,", count: 16) + "10", "loud"] {
+                assertRejected(name, bad)
+            }
+        }
+        assertAccepted("KIOSK_VERDICT_MS", "100") { $0.verdictMs == 100 }
+        for bad in ["99", "60001", "2s"] { assertRejected("KIOSK_VERDICT_MS", bad) }
+        assertRejected("KIOSK_VERDICT", "maybe")
+        assertAccepted("KIOSK_LED_MS", "60000") { $0.ledMs == 60000 }
+        for bad in ["0", "99", "60001"] { assertRejected("KIOSK_LED_MS", bad) }
+        for bad in ["99", "60001", "-1"] { assertRejected("KIOSK_DOOR_MS", bad) }
+        assertAccepted("KIOSK_WIEGAND_FORMAT", "34") { $0.wiegandFormat == .bits34 }
+        for bad in ["32", "H10301", "26 bits"] { assertRejected("KIOSK_WIEGAND_FORMAT", bad) }
+        assertAccepted("KIOSK_WIEGAND_PULSE_US", "20") { $0.wiegandPulseUs == 20 }
+        assertAccepted("KIOSK_WIEGAND_PULSE_US", "100") { $0.wiegandPulseUs == 100 }
+        for bad in ["19", "101", "50us"] { assertRejected("KIOSK_WIEGAND_PULSE_US", bad) }
+        assertAccepted("KIOSK_WIEGAND_INTERVAL_US", "200") { $0.wiegandIntervalUs == 200 }
+        assertAccepted("KIOSK_WIEGAND_INTERVAL_US", "20000") { $0.wiegandIntervalUs == 20000 }
+        for bad in ["199", "20001"] { assertRejected("KIOSK_WIEGAND_INTERVAL_US", bad) }
+        assertAccepted("KIOSK_WIEGAND_ACTIVE_LOW", "1") { $0.wiegandActiveLow }
+        for bad in ["-1", "1024", "GPIO4"] {
+            for name in ["KIOSK_GRANTED_LED_LINE", "KIOSK_DENIED_LED_LINE", "KIOSK_DOOR_LINE", "KIOSK_WIEGAND_D0_LINE", "KIOSK_WIEGAND_D1_LINE"] {
+                assertRejected(name, bad)
+            }
+        }
+    }
+
+    func testWiegandFacilityIsCheckedAgainstTheFormat() {
+        var r = read(["KIOSK_WIEGAND_FACILITY": "255"])
+        XCTAssertEqual(r.errors, [])
+        r = read(["KIOSK_WIEGAND_FACILITY": "256"])
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_WIEGAND_FACILITY"])
+        XCTAssertEqual(r.errors.first?.value, "256")
+        XCTAssertTrue(r.errors.first?.expected.contains("0 to 255") ?? false, "\(r.errors)")
+        r = read(["KIOSK_WIEGAND_FACILITY": "256", "KIOSK_WIEGAND_FORMAT": "34"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.configuration.wiegandFacility, 256)
+        r = read(["KIOSK_WIEGAND_FACILITY": "65536", "KIOSK_WIEGAND_FORMAT": "34"])
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_WIEGAND_FACILITY"])
+    }
+
+    func testDoorContradictions() {
+        let program = ["KIOSK_ON_SCAN": "/usr/local/bin/open-door"]
+        func errors(_ env: [String: String]) -> [String] { read(env).errors.map(\.variable) }
+        // The hook decides only with a program.
+        XCTAssertEqual(errors(["KIOSK_VERDICT": "hook"]), ["KIOSK_VERDICT"])
+        XCTAssertEqual(errors(program.merging(["KIOSK_VERDICT": "hook"]) { a, _ in a }), [])
+        XCTAssertEqual(read(["KIOSK_VERDICT": "hook"]).errors.first?.value, "hook")
+        // A strike or an LED without a verdict would never move.
+        XCTAssertEqual(errors(["KIOSK_DOOR_LINE": "4"]), ["KIOSK_DOOR_LINE"])
+        XCTAssertEqual(errors(["KIOSK_GRANTED_LED_LINE": "5", "KIOSK_DENIED_LED_LINE": "6"]),
+                       ["KIOSK_GRANTED_LED_LINE", "KIOSK_DENIED_LED_LINE"])
+        // Wiegand: both lines, and the controller decides (no hook verdict beside it).
+        XCTAssertEqual(errors(["KIOSK_WIEGAND_D0_LINE": "20"]), ["KIOSK_WIEGAND_D0_LINE"])
+        XCTAssertEqual(errors(["KIOSK_WIEGAND_D1_LINE": "21"]), ["KIOSK_WIEGAND_D1_LINE"])
+        XCTAssertEqual(errors(["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21"]), [])
+        XCTAssertTrue(read(["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21"]).configuration.isWiegand)
+        XCTAssertEqual(errors(program.merging(["KIOSK_VERDICT": "hook", "KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21"]) { a, _ in a }),
+                       ["KIOSK_VERDICT"])
+    }
+
+    func testOneLineUsedTwiceNamesBothVariables() {
+        let door = ["KIOSK_ON_SCAN": "/usr/local/bin/open-door", "KIOSK_VERDICT": "hook"]
+        var r = read(door.merging(["KIOSK_BUZZER_LINE": "18", "KIOSK_DOOR_LINE": "18"]) { a, _ in a })
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_DOOR_LINE"])
+        XCTAssertEqual(r.errors.first?.value, "18")
+        XCTAssertTrue(r.errors.first?.expected.contains("KIOSK_BUZZER_LINE (18)") ?? false, "\(r.errors)")
+        r = read(["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "20"])
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_WIEGAND_D1_LINE"])
+        XCTAssertTrue(r.errors.first?.expected.contains("KIOSK_WIEGAND_D0_LINE (20)") ?? false)
+        r = read(door.merging(["KIOSK_TORCH_LINE": "5", "KIOSK_GRANTED_LED_LINE": "5", "KIOSK_DENIED_LED_LINE": "5"]) { a, _ in a })
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_GRANTED_LED_LINE", "KIOSK_DENIED_LED_LINE"])
+        XCTAssertTrue(r.errors.allSatisfy { $0.expected.contains("KIOSK_TORCH_LINE (5)") }, "\(r.errors)")
+        // The old pair keeps its old message.
+        r = read(["KIOSK_TORCH_LINE": "17", "KIOSK_BUZZER_LINE": "17"])
+        XCTAssertEqual(r.errors.first?.expected, "a line other than KIOSK_TORCH_LINE (17): one line cannot drive both")
+    }
+
+    func testWithoutTheDoorVariablesTheOldSettingsShowAsBefore() {
+        // What `kiosk check` printed before issue 16, for the variables it had: unchanged.
+        let r = read(["KIOSK_BUZZER_LINE": "18", "KIOSK_BEEP_MS": "90"])
+        let old = Array(r.settings.prefix { $0.variable != "KIOSK_VERDICT" })
+        XCTAssertEqual(old.count, 25)
+        XCTAssertEqual(old.map(\.variable).last, "KIOSK_METRICS_FILE")
+        XCTAssertEqual(old.filter(\.fromEnvironment).map(\.variable), ["KIOSK_BUZZER_LINE", "KIOSK_BEEP_MS"])
+        XCTAssertEqual(old.first { $0.variable == "KIOSK_BEEP_MS" }?.value, "90")
+        XCTAssertEqual(old.first { $0.variable == "KIOSK_TORCH_LINE" }?.value, "unset")
+    }
 }

@@ -56,6 +56,18 @@ public final class ManualClock: Clock, @unchecked Sendable {  // state guarded b
     /// Work scheduled and not yet run.
     public var pendingCount: Int { lock.withLock { pending.count } }
 
+    /// Every `sleep(untilNs:)` asked for: the deadlines.
+    public private(set) var sleepDeadlines: [UInt64] = []
+
+    /// An advance to the deadline (none when it has passed), recorded.
+    public func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool {
+        guard stop.requested == nil else { return false }
+        lock.withLock { sleepDeadlines.append(deadlineNs) }
+        advance(to: deadlineNs)
+        afterSleep()
+        return stop.requested == nil
+    }
+
     public func sleep(ns: UInt64, unless stop: StopSignal) -> Bool {
         guard stop.requested == nil else { return false }
         lock.withLock { sleeps.append(ns) }

@@ -25,6 +25,7 @@ CODES = [
     ("qr", 58, "KIOSK-VM-QR-0001", "QR-Code", "KIOSK-VM-QR-0001"),
     ("ean13", 13, "400638133393", "EAN-13", "4006381333931"),
     ("code128", 20, "Kiosk128", "CODE-128", "Kiosk128"),
+    ("card", 58, "36963", "QR-Code", "36963"),  # a card number for the door group's Wiegand
 ]
 FORMATS = [("GREY", 640, 480), ("YUYV", 640, 480), ("YUYV", 1280, 720)]
 

@@ -863,12 +863,106 @@ group_lckiosk() {
   else fail "$label: want exit 0 and the snapshot decoding; exit $st: $(cat /tmp/lcsnap.txt); $dec"; fi
 }
 
+# ---- 9. the door: Wiegand D0/D1 and the strike on gpio-sim -------------------------------------
+# gpio-sim's sysfs `value` is far too slow to sample 50 us pulses, and gpiomon cannot watch lines
+# the kiosk holds as outputs: the kernel's own record of every level driven, the gpio_value
+# tracepoint (tracefs), counts each edge whatever its width, with its time.
+DOOR_D0=0 DOOR_D1=1 DOOR_STRIKE=6
+TRACE=/sys/kernel/tracing
+# H10301 of facility 18, card 36963 (KIOSK_WIEGAND_FACILITY=18, the QR code says 36963).
+CARD_BITS=00001001010010000011000111
+# trace_on: record gpio_value events from now (an empty buffer).
+trace_on() {
+  [ -d $TRACE/events ] || mount -t tracefs nodev $TRACE 2>/dev/null || return 1
+  [ -d $TRACE/events/gpio/gpio_value ] || return 1
+  echo 0 >$TRACE/tracing_on; echo 4096 >$TRACE/buffer_size_kb; : >$TRACE/trace
+  echo 1 >$TRACE/events/gpio/gpio_value/enable && echo 1 >$TRACE/tracing_on
+}
+# trace_off FILE: stop recording; "GPIO VALUE" per set, in time order, for the chip's lines, as
+# offsets (the tracepoint names global GPIO numbers: the chip's base from sysfs).
+trace_off() {
+  echo 0 >$TRACE/tracing_on; echo 0 >$TRACE/events/gpio/gpio_value/enable
+  base=$(for c in /sys/class/gpio/gpiochip*; do [ "$(cat $c/label)" = kiosk-sim ] && cat $c/base; done | head -1)
+  awk -v base="${base:-0}" '/gpio_value:/ && / set / { for (i = 1; i <= NF; i++) if ($i == "set") print $(i - 1) - base, $(i + 1), $(i - 3) }' \
+    $TRACE/trace >"$1"
+}
+group_door() {
+  gpio_setup || { fail "gpio-sim: could not make a chip through configfs"; return; }
+  SIMBASE=/sys/devices/platform/$(cat $SIM/dev_name)/$CHIP
+  label="door: Wiegand to a controller"
+  # The controller's pull-ups: an idle Wiegand line is high, held or not.
+  echo pull-up >$SIMBASE/sim_gpio$DOOR_D0/pull; echo pull-up >$SIMBASE/sim_gpio$DOOR_D1/pull
+  feed card-GREY-640x480 GREY 640 480 || { fail "$label: could not set up vivid"; return; }
+  trace_on || { fail "$label: no tracefs gpio_value tracepoint in this kernel"; return; }
+  # The level-shifter wiring (the pin follows the wire: active-low), pulses as wide and apart as
+  # allowed, so the trace's timestamps show them plainly even under emulation.
+  kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_WIEGAND_D0_LINE=$DOOR_D0 KIOSK_WIEGAND_D1_LINE=$DOOR_D1 \
+    KIOSK_WIEGAND_ACTIVE_LOW=1 KIOSK_WIEGAND_FACILITY=18 KIOSK_WIEGAND_PULSE_US=100 KIOSK_WIEGAND_INTERVAL_US=2000
+  if wait_log 'event=wiegand ' 20; then
+    sleep 0.5   # the frame is 26 x 2 ms on the wire
+    w=$(grep -o 'event=wiegand .*' "$LOG" | head -1)
+    if echo "$w" | grep -q 'bits=26 facility=18 card=36963'; then pass "$label: $w"
+    else fail "$label: want a wiegand event bits=26 facility=18 card=36963, got: $w"; show "$LOG"; fi
+  else
+    fail "$label: no wiegand event within 20 s"; show "$LOG"
+  fi
+  if line_used_by_kiosk $DOOR_D0 && line_used_by_kiosk $DOOR_D1 && line_active_low $DOOR_D0; then
+    pass "$label: D0 and D1 held by \"kiosk\", active-low: $(line_info $DOOR_D0 | tr -s ' \t' ' ')"
+  else fail "$label: D0/D1 not held by kiosk as active-low outputs: $(line_info $DOOR_D0); $(line_info $DOOR_D1)"; fi
+  check_stop "$label"
+  trace_off /tmp/wiegand.trace
+  d0=$(awk -v l=$DOOR_D0 '$1 == l' /tmp/wiegand.trace) d1=$(awk -v l=$DOOR_D1 '$1 == l' /tmp/wiegand.trace)
+  n0=$(awk -v l=$DOOR_D0 '$1 == l && $2 == 0' /tmp/wiegand.trace | wc -l) n1=$(awk -v l=$DOOR_D1 '$1 == l && $2 == 0' /tmp/wiegand.trace | wc -l)
+  e0=$(awk -v l=$DOOR_D0 '$1 == l' /tmp/wiegand.trace | wc -l) e1=$(awk -v l=$DOOR_D1 '$1 == l' /tmp/wiegand.trace | wc -l)
+  bits=$(awk -v a=$DOOR_D0 -v b=$DOOR_D1 '$2 == 0 && $1 == a { printf "0" } $2 == 0 && $1 == b { printf "1" }' /tmp/wiegand.trace)
+  # Each line: requested idle (1), then low and high again for each of its bits: 17 zeros, 9 ones.
+  if [ "$n0" = 17 ] && [ "$n1" = 9 ] && [ "$e0" = 35 ] && [ "$e1" = 19 ] && [ "$bits" = $CARD_BITS ]; then
+    pass "$label: D0 pulsed low 17 times and D1 9 times ($e0 and $e1 levels driven), in the order of $CARD_BITS (facility 18, card 36963)"
+  else
+    fail "$label: want 17 pulses on D0 and 9 on D1 spelling $CARD_BITS, got $n0 and $n1 ($e0, $e1 levels): $bits"; show /tmp/wiegand.trace
+  fi
+  # What the kernel saw of the pulses (emulated CPU: informative, not the Pi's figures).
+  awk -v a=$DOOR_D0 -v b=$DOOR_D1 '($1 == a || $1 == b) { t = $3; sub(":", "", t); t *= 1e6 }
+    ($1 == a || $1 == b) && $2 == 0 { s = t; if (last) gaps = gaps " " int(t - last); last = t }
+    ($1 == a || $1 == b) && $2 == 1 && s { w = w " " int(t - s); s = 0 }
+    END { print "INFO door: pulse widths (us):" w; print "INFO door: bit intervals (us):" gaps }' /tmp/wiegand.trace
+  last0=$(echo "$d0" | tail -1 | cut -d' ' -f2) last1=$(echo "$d1" | tail -1 | cut -d' ' -f2)
+  if [ "$last0" = 1 ] && [ "$last1" = 1 ] && [ "$(cat $SIMBASE/sim_gpio$DOOR_D0/value)" = 1 ] && [ "$(cat $SIMBASE/sim_gpio$DOOR_D1/value)" = 1 ] &&
+     line_unused $DOOR_D0 && line_unused $DOOR_D1; then
+    pass "$label: after stop both lines were left high (idle) and released"
+  else fail "$label: after stop: last levels driven $last0/$last1, values $(cat $SIMBASE/sim_gpio$DOOR_D0/value)/$(cat $SIMBASE/sim_gpio$DOOR_D1/value), $(line_info $DOOR_D0)"; fi
+
+  label="door: the strike on a granted verdict"
+  echo pull-down >$SIMBASE/sim_gpio$DOOR_STRIKE/pull
+  printf '#!/bin/sh\ncat >/dev/null\nexit 0\n' >/tmp/allow.sh; chmod 755 /tmp/allow.sh
+  trace_on || { fail "$label: no tracefs"; return; }
+  kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_VERDICT=hook KIOSK_ON_SCAN=/tmp/allow.sh \
+    KIOSK_DOOR_LINE=$DOOR_STRIKE KIOSK_DOOR_MS=1000
+  if wait_log 'event=door state=closed' 20; then
+    if grep -q 'event=verdict result=granted' "$LOG" && grep -q 'event=door state=open' "$LOG" &&
+       grep -qE 'event=door state=closed reason="?time' "$LOG"; then
+      pass "$label: verdict granted ($(grep -o 'event=verdict result=granted .*' "$LOG" | grep -o ' ms=[0-9.]*' | head -1)), door open, then closed by time"
+    else fail "$label: want verdict granted, door open, door closed reason=time"; show "$LOG"; fi
+  else
+    fail "$label: no door state=closed within 20 s"; show "$LOG"
+  fi
+  check_stop "$label"
+  trace_off /tmp/strike.trace
+  levels=$(awk -v l=$DOOR_STRIKE '$1 == l { printf "%s", $2 }' /tmp/strike.trace)
+  open_ms=$(awk -v l=$DOOR_STRIKE '$1 == l { t = $3; sub(":", "", t); t *= 1000 } $1 == l && $2 == 1 { s = t } $1 == l && $2 == 0 && s { printf "%d", t - s; s = 0 }' /tmp/strike.trace)
+  # Between the kernel's stamps of the two writes: the close is due 1000 ms after the grant's
+  # clock reading, the open's write lands a little after it (milliseconds under emulation).
+  if [ "$levels" = 010 ] && [ -n "$open_ms" ] && [ "$open_ms" -ge 950 ] && [ "$open_ms" -le 1300 ] && line_unused $DOOR_STRIKE; then
+    pass "$label: line $DOOR_STRIKE inactive at the request, active for $open_ms ms (KIOSK_DOOR_MS=1000), inactive, released after stop"
+  else fail "$label: want the strike line 0, 1, 0 with about 1000 ms active, got levels ${levels:-none}, ${open_ms:-?} ms"; show /tmp/strike.trace; fi
+}
+
 # ---- run ---------------------------------------------------------------------------------------
 load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
   fail "load vivid"
 load gpio-sim || fail "load gpio-sim"
 info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
-GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk}" | tr , " ")
+GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk,door}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
 for group in $GROUPS_RUN; do
   t=$(vmtool ms)

@@ -8,4 +8,8 @@ void kiosk_set_thread_name(const char *name);
 /* pipe2(fds, O_CLOEXEC): 0, or -1 and errno. */
 int kiosk_pipe_cloexec(int fds[2]);
 
+/* prctl(PR_SET_TIMERSLACK, ns) for the calling thread: how much later than asked the kernel may
+   end its timed sleeps (50 us by default); 0, or -1 and errno. */
+int kiosk_set_timer_slack(unsigned long ns);
+
 #endif
