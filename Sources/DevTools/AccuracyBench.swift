@@ -130,7 +130,9 @@ public struct AccuracyBench {
         let scanner = zbar_image_scanner_create()!
         defer { zbar_image_scanner_destroy(scanner) }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in symbologies { zbar_image_scanner_set_config(scanner, s.zbarType, ZBAR_CFG_ENABLE, 1) }
+        for s in symbologies {
+            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
+        }
         let image = zbar_image_create()!
         defer { zbar_image_destroy(image) }
         zbar_image_set_format(image, 0x3030_3859)

@@ -139,7 +139,9 @@ public enum Bench {
         config.fps = workload.fps
         let service = ScanService(configuration: config, source: scene, buzzer: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), decodeDensity: density)
-        let baseline = BarcodeScanner(symbologies: config.symbologies, density: 1)
+        // The baseline is zbar as zbarcam runs it: zbar's symbologies only, no zxing.
+        let baseline = BarcodeScanner(symbologies: config.symbologies.filter { $0.zbarType != nil },
+                                      extraPasses: ExtraPass.kept.filter { $0 != .zxing }, density: 1)
         let estimator = BrightnessEstimator()
         var kioskFirst: [String: Int] = [:], baselineFirst: [String: Int] = [:]
         service.onReport = { symbol, frame in

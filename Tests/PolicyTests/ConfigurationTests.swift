@@ -104,7 +104,10 @@ final class ConfigurationTests: XCTestCase {
         assertAccepted("KIOSK_SYMBOLOGIES", "qrcode") { $0.symbologies == [.qrcode] }
         assertAccepted("KIOSK_SYMBOLOGIES", "EAN13, code128,ean13") { $0.symbologies == [.ean13, .code128] }
         assertAccepted("KIOSK_SYMBOLOGIES", "databar-exp,i25") { $0.symbologies == [.databarExp, .i25] }
-        for bad in ["qr", "qrcode,,ean13", "qrcode,aztec", ","] { assertRejected("KIOSK_SYMBOLOGIES", bad) }
+        assertAccepted("KIOSK_SYMBOLOGIES", "qrcode,aztec,datamatrix,pdf417,microqr") {
+            $0.symbologies == [.qrcode, .aztec, .datamatrix, .pdf417, .microqr]
+        }
+        for bad in ["qr", "qrcode,,ean13", "qrcode,maxicode", "data-matrix", ","] { assertRejected("KIOSK_SYMBOLOGIES", bad) }
     }
 
     func testNumbersWithRanges() {
