@@ -4,6 +4,11 @@
 // made text() UTF-8 always (1.4 does so only with ZX_USE_UTF8), turned inverted reading on by
 // default (1.4 has none: it is turned off, so both read the same), and added a text mode whose
 // plain form is 1.4's text().
+//
+// 1.4 as Debian builds it keeps its assertions, and one fails (abort) when a linear code is found
+// in two layers of its downscaled pyramid (Result::operator== asserts lineCount() == 1; 2.x
+// dropped the assertion): a picture whose smaller side reaches the downscale threshold (500
+// pixels) has its linear codes read without the pyramid, its matrix codes with it.
 #define ZX_USE_UTF8 1
 #include "czxing.h"
 
@@ -79,6 +84,9 @@ void copyName(const std::string &name, char *buffer, size_t size) {
 
 struct kiosk_zxing_reader {
     Options options;
+    /// 1.4: the linear formats without the pyramid, the others with it (see the top).
+    Options linearOptions, matrixOptions;
+    bool split = false;
     std::vector<Code> codes;
 };
 
@@ -95,6 +103,14 @@ extern "C" kiosk_zxing_reader *kiosk_zxing_create(uint32_t wanted, int try_harde
 #if ZXING_VERSION_MAJOR >= 2
     reader->options.setTryInvert(false);
     reader->options.setTextMode(ZXing::TextMode::Plain);
+#else
+    ZXing::BarcodeFormats linear = chosen & ZXing::BarcodeFormat::LinearCodes;
+    ZXing::BarcodeFormats matrix = chosen & ZXing::BarcodeFormat::MatrixCodes;
+    reader->linearOptions = reader->options;
+    reader->linearOptions.setFormats(linear).setTryDownscale(false);
+    reader->matrixOptions = reader->options;
+    reader->matrixOptions.setFormats(matrix);
+    reader->split = !linear.empty();
 #endif
     return reader;
 }
@@ -107,7 +123,16 @@ extern "C" int kiosk_zxing_read(kiosk_zxing_reader *reader, const uint8_t *data,
     if (!data || width <= 0 || height <= 0) return 0;
     try {
         ZXing::ImageView image(data, width, height, ZXing::ImageFormat::Lum, row_stride, pixel_stride);
-        for (const Found &found : ZXing::ReadBarcodes(image, reader->options)) {
+        std::vector<Found> all;
+        const int smaller = width < height ? width : height;
+        if (reader->split && reader->options.tryDownscale() && smaller >= reader->options.downscaleThreshold()) {
+            all = ZXing::ReadBarcodes(image, reader->linearOptions);
+            if (!reader->matrixOptions.formats().empty())
+                for (auto &found : ZXing::ReadBarcodes(image, reader->matrixOptions)) all.push_back(std::move(found));
+        } else {
+            all = ZXing::ReadBarcodes(image, reader->options);
+        }
+        for (const Found &found : all) {
             if (!found.isValid()) continue;
             Code code;
             code.format = kioskFormat(found.format());

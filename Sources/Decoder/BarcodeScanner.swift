@@ -138,7 +138,6 @@ public final class BarcodeScanner {
         }
         let passes = extraPasses.filter { $0 == .zxing ? zxing != nil : !zbarSymbologies.isEmpty }
         guard !passes.isEmpty else { return [] }
-        let start = clock.now()
         if !gatheredValid { gather(luma, r) }
         let w = r.width, h = r.height
         let looks = gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
@@ -147,6 +146,9 @@ public final class BarcodeScanner {
             return []
         }
         counters.extraRegions += 1
+        // The budget is the passes' own: the copy and the structure test (microseconds for a
+        // ROI, tens of milliseconds for a multi-megapixel still in a debug build) are not in it.
+        let start = clock.now()
         let budgetNs = UInt64(max(0, extraBudgetMs) * 1e6)
         for pass in passes {
             // A zbar pass costs about what plain zbar cost, times its picture's area; the zxing

@@ -148,6 +148,18 @@ final class SecondReaderTests: XCTestCase {
         XCTAssertTrue(["1.4.0", "2.3.0"].contains(ZXingReader.version) || ZXingReader.version.hasPrefix("2."), ZXingReader.version)
     }
 
+    /// zxing-cpp 1.4 (Debian builds it with its assertions) aborted the process when a linear
+    /// code was found in two layers of its downscaled pyramid, i.e. in a picture whose smaller
+    /// side is 500 pixels or more (the shim reads linear codes there without the pyramid).
+    func testALinearCodeInALargePictureIsRead() throws {
+        var scene = GrayImage(width: 1200, height: 900, fill: 255)
+        let ean = try Barcode1D.render(symbology: .ean13, data: "4006381333931", moduleWidth: 6, height: 300)
+        scene.paste(ean, x: (1200 - ean.width) / 2, y: 300)
+        let zxing = try XCTUnwrap(ZXingReader(symbologies: [.ean13, .qrcode, .aztec], minLineCount: 2))
+        let codes = scene.withLumaPlane { zxing.read($0, in: PixelRect(x: 0, y: 0, width: 1200, height: 900)) }
+        XCTAssertEqual(codes.map(\.symbol.text), ["4006381333931"])
+    }
+
     // MARK: - text
 
     /// Payloads without an ECI (libqrencode's 8-bit mode writes the bytes as given) and the text
