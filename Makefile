@@ -97,7 +97,7 @@ test: release test-core
 test-core:
 	cd Tests/CoreAlone && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build --disable-swift-testing
 	@bundle=$$(cd Tests/CoreAlone && $(SWIFT) build --show-bin-path)/kiosk-corePackageTests.xctest; \
-	if ldd "$$bundle" | grep -E 'zbar|v4l|gpiod|png|systemd|qrencode|zint'; then echo "test-core: the core's tests link a C library"; exit 1; fi; \
+	if ldd "$$bundle" | grep -E 'zbar|v4l|gpiod|png|systemd|qrencode|zint|ZXing'; then echo "test-core: the core's tests link a C library"; exit 1; fi; \
 	echo "test-core: the core's tests link no C library of the kiosk's"
 
 # AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and

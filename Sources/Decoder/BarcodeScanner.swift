@@ -18,7 +18,8 @@ extension DecodedSymbol {
 ///    cheap, and it reads most QR and 1D codes;
 /// 2. when that finds nothing but the region looks like it holds a code (`PassImage.looksLikeCode`),
 ///    the extra passes (`extraPasses`) are tried in order until one reads a code or `extraBudgetMs`
-///    is spent (no pass starts that would not end within it): `zxing` (zxing-cpp on the region,
+///    is spent (no pass starts that would not end within it; a region whose structure is coarse,
+///    a code held close, gets the zxing pass only): `zxing` (zxing-cpp on the region,
 ///    upright, for what zbar cannot read, Aztec, Data Matrix, PDF417, Micro QR, and as a second
 ///    opinion for QR and 1D), then zbar on sharpened, enlarged and inverted copies of the region;
 /// 3. nothing is reported that is not confirmed: Code 128 is read again (`Code128`), EAN/UPC
@@ -136,14 +137,20 @@ public final class BarcodeScanner {
                 return plain
             }
         }
-        let passes = extraPasses.filter { $0 == .zxing ? zxing != nil : !zbarSymbologies.isEmpty }
+        var passes = extraPasses.filter { $0 == .zxing ? zxing != nil : !zbarSymbologies.isEmpty }
         guard !passes.isEmpty else { return [] }
         if !gatheredValid { gather(luma, r) }
         let w = r.width, h = r.height
         let looks = gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
-        guard looks else {
-            counters.skippedByStructureTest += 1
-            return []
+        if !looks {
+            // Large modules (a code held close) get zxing only.
+            let large = passes.contains(.zxing)
+                && gathered.withUnsafeBufferPointer { PassImage.looksLikeLargeCode($0.baseAddress!, width: w, height: h) }
+            guard large else {
+                counters.skippedByStructureTest += 1
+                return []
+            }
+            passes = [.zxing]
         }
         counters.extraRegions += 1
         // The budget is the passes' own: the copy and the structure test (microseconds for a
