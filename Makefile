@@ -10,10 +10,11 @@ export PATH := $(PATH):/opt/swift/usr/bin
 CODENAME ?= $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
 
 # The C libraries the kiosk links (zbar, libv4l2, libgpiod, libpng, libsystemd, libqrencode for
-# the demo's codes) and the one only the tests link (zint draws the 1D test barcodes). The -dev
-# names are the same on bookworm and trixie; what they pull in is not (libgpiod2 with the v1 API
-# on bookworm, libgpiod3 with v2 on trixie; trixie's t64 runtime names).
-PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzint-dev
+# the demo's codes, zxing-cpp the second reader) and the one only the tests and kiosk-dev link
+# (zint draws the test barcodes and the bench's). The -dev names are the same on bookworm and
+# trixie; what they pull in is not (libgpiod2 with the v1 API on bookworm, libgpiod3 with v2 on
+# trixie; trixie's t64 runtime names; zxing-cpp 1.4.0 as libzxing2, 2.3.0 as libzxing3).
+PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzxing-dev libzint-dev
 # Debian 13 has its own Swift (swiftlang, 6.0.3); the static link of the release binary needs a
 # libstdc++ to link against, which swiftlang does not pull in. Debian 12 has no Swift package:
 # there the toolchain comes from swift.org (README, "Build it").
@@ -122,7 +123,7 @@ test: release test-core test-examples
 test-core:
 	cd Tests/CoreAlone && $(SWIFT) build --build-tests && $(SWIFT) test --skip-build --disable-swift-testing
 	@bundle=$$(cd Tests/CoreAlone && $(SWIFT) build --show-bin-path)/kiosk-corePackageTests.xctest; \
-	if ldd "$$bundle" | grep -E 'zbar|v4l|gpiod|png|systemd|qrencode|zint'; then echo "test-core: the core's tests link a C library"; exit 1; fi; \
+	if ldd "$$bundle" | grep -E 'zbar|v4l|gpiod|png|systemd|qrencode|zint|ZXing'; then echo "test-core: the core's tests link a C library"; exit 1; fi; \
 	echo "test-core: the core's tests link no C library of the kiosk's"
 
 # AddressSanitizer and ThreadSanitizer over the whole suite (the beep timer, the hook runner and

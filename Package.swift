@@ -5,7 +5,7 @@
 // Where things happen, by folder (the data path, left to right):
 //   Camera    - a frame comes in (V4L2 through libv4l2, libcamera through a dlopen'd plugin,
 //               replay of image files, PNG/PGM)
-//   Decoder   - zbar reads codes inside the region of interest
+//   Decoder   - zbar and zxing-cpp read codes inside the region of interest
 //   Policy    - where a decision is made: the pure core (no C, no Foundation): geometry and
 //               mounts, brightness, the torch, repeat and decode-gate policies, back-off and rate
 //               limits, configuration, log text; its tests link nothing else (make test-core)
@@ -40,11 +40,13 @@ let package = Package(
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // The loader of the libcamera plugin (plugins/libcamera/, dlopen'd): libcamera is never linked.
         .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
+        // zxing-cpp (C++) behind a C API: the one place that knows 1.4 (bookworm) from 2.3 (trixie).
+        .target(name: "CZXing", path: "Sources/CZXing", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
         .target(name: "Policy"),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
         .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),
-        .target(name: "Decoder", dependencies: ["Policy", "Platform", "CZbar", "Camera"]),
+        .target(name: "Decoder", dependencies: ["Policy", "Platform", "CZbar", "CZXing", "Camera"]),
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
@@ -53,16 +55,18 @@ let package = Package(
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
-        // Test-only: zint draws 1D barcodes (EAN-13, Code 128) for the decoder's tests.
+        // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
+        // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode"],
+        .target(name: "ZintDrawing", dependencies: ["Policy", "CZint"], path: "Tests/ZintDrawing"),
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode", "ZintDrawing"],
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Platform", "TestSupport"]),
-        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
+        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "CZXing", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
         .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
@@ -70,5 +74,6 @@ let package = Package(
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

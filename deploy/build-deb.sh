@@ -135,7 +135,8 @@ Comment: What usr/bin/kiosk holds or loads besides the kiosk's own code:
  Used as shared libraries from their Debian packages, each under its own licence (see
  /usr/share/doc/PACKAGE/copyright): zbar (libzbar0, LGPL-2.1+), libv4l2 and libv4lconvert
  (libv4l-0, LGPL-2.1+), libgpiod (libgpiod2 or libgpiod3, LGPL-2.1+), libpng (libpng16-16,
- libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+), the
+ libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+),
+ zxing-cpp (libzxing2 or libzxing3, Apache-2.0), the
  C and C++ runtimes (libc6, libstdc++6, libgcc-s1: LGPL-2.1+, and GPL-3+ with the GCC Runtime
  Library Exception).
 

@@ -26,8 +26,8 @@ set -euo pipefail
 # the 64-bit time_t transition, and ships libgpiod v2 as libgpiod3).
 . /etc/os-release 2>/dev/null || true
 case "${VERSION_CODENAME:-}" in
-  bookworm) RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0" ;;
-  *) RUNTIME_PACKAGES="libzbar0t64 libv4l-0t64 libgpiod3 libpng16-16t64 libqrencode4 libsystemd0" ;;
+  bookworm) RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0 libzxing2" ;;
+  *) RUNTIME_PACKAGES="libzbar0t64 libv4l-0t64 libgpiod3 libpng16-16t64 libqrencode4 libsystemd0 libzxing3" ;;
 esac
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr/local}

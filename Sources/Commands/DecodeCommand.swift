@@ -66,7 +66,7 @@ extension KioskCommand {
     public static func decodeStill(_ picture: GrayImage, symbologies: [Symbology], mount: Mount = Mount(),
                                    uprightROI: NormalizedRect? = nil,
                                    extraBudgetMs: Double = BarcodeScanner.defaultExtraBudgetMs) -> [DecodedSymbol] {
-        let scanner = BarcodeScanner(symbologies: symbologies, extraBudgetMs: extraBudgetMs)
+        let scanner = BarcodeScanner(symbologies: symbologies, extraBudgetMs: extraBudgetMs, mount: mount)
         let region = mount.sensorROI(fromUpright: uprightROI ?? .whole, sensorWidth: picture.width, sensorHeight: picture.height)
         return scanner.scan(picture, in: region)
     }

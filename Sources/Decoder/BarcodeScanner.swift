@@ -12,21 +12,31 @@ extension DecodedSymbol {
 }
 
 /// zbar's image scanner, configured once for the kiosk's symbologies and reused frame after frame,
-/// with a decoding strategy around it:
+/// and zxing-cpp beside it (`ZXingReader`), with a decoding strategy around them:
 ///
-/// 1. plain zbar on the region (a crop of the frame, no copy): cheap, and it reads most codes;
+/// 1. plain zbar on the region (a crop of the frame, no copy) for the symbologies zbar reads:
+///    cheap, and it reads most QR and 1D codes;
 /// 2. when that finds nothing but the region looks like it holds a code (`PassImage.looksLikeCode`),
-///    the extra passes (`extraPasses`) are tried in order on a copy of the region until one reads
-///    a code or `extraBudgetMs` is spent (no pass starts after that);
+///    the extra passes (`extraPasses`) are tried in order until one reads a code or `extraBudgetMs`
+///    is spent (no pass starts that would not end within it; a region whose structure is coarse,
+///    a code held close, gets the zxing pass only): `zxing` (zxing-cpp on the region,
+///    upright, for what zbar cannot read, Aztec, Data Matrix, PDF417, Micro QR, and as a second
+///    opinion for QR and 1D), then zbar on sharpened, enlarged and inverted copies of the region;
 /// 3. nothing is reported that is not confirmed: Code 128 is read again (`Code128`), EAN/UPC
-///    check digits are verified, and a 1D code must agree on at least two scan lines of the frame,
-///    or be seen in this scan and the one before (two consecutive frames). zbar's decoder state is
+///    check digits are verified, a 1D code must agree on at least two scan lines of the frame, or
+///    be read alike by both readers, or be seen in this scan and the one before (two consecutive
+///    frames); readings that disagree about one place report nothing there for the whole scan
+///    (`ReadingAgreement`); a reading's outline must lie in the region. zbar's decoder state is
 ///    reset before every scan, so half a code from one frame never completes a code in the next.
 ///
 /// Buffers are kept between frames: steady state allocates nothing of its own.
 /// Not thread-safe: one scanner belongs to one decoding thread.
 public final class BarcodeScanner {
     public let symbologies: [Symbology]
+    /// The symbologies zbar reads of those asked for (the others go to zxing only).
+    public let zbarSymbologies: [Symbology]
+    /// The second reader; nil when zxing reads none of the symbologies.
+    public let zxing: ZXingReader?
     /// The passes tried, in order, when plain zbar finds nothing in a region that looks like a code.
     public var extraPasses: [ExtraPass]
     /// Wall-clock budget for the extra passes of one region, in milliseconds.
@@ -49,22 +59,28 @@ public final class BarcodeScanner {
     /// 1D codes zbar read on one scan line only in the previous scan: confirmed if read again now.
     private var pending: [(Symbology, [UInt8])] = []
     private var unconfirmedNow: [(Symbology, [UInt8])] = []
+    /// What the zxing pass cost on its last region, per pixel: its estimate for the next one.
+    private var zxingNsPerPixel = 0.0
 
     /// zbar's fourcc for 8-bit greyscale, from zbar.h.
     private static let y800: UInt = KIOSK_ZBAR_Y800
 
     /// `density`: zbar scans every `density`th row and column (`ZBAR_CFG_X_DENSITY`/`Y_DENSITY`);
-    /// 1 is zbar's default and reads the smallest codes, 2 costs about half as much.
+    /// 1 is zbar's default and reads the smallest codes, 2 costs about half as much. `mount`: how
+    /// the camera is mounted, so that zxing reads the region upright (zbar reads codes mirrored
+    /// and turned as they come).
     public init(symbologies: [Symbology], extraPasses: [ExtraPass] = ExtraPass.kept,
                 extraBudgetMs: Double = BarcodeScanner.defaultExtraBudgetMs, density: Int = 1,
-                clock: Clock = MonotonicClock()) {
+                mount: Mount = Mount(), clock: Clock = MonotonicClock()) {
         self.clock = clock
         precondition(!symbologies.isEmpty && density >= 1)
         self.symbologies = symbologies
+        zbarSymbologies = symbologies.filter { $0.zbarType != nil }
+        zxing = ZXingReader(symbologies: symbologies, mount: mount)
         self.extraPasses = extraPasses
         self.extraBudgetMs = extraBudgetMs
         self.density = density
-        scanner = BarcodeScanner.makeZbarScanner(symbologies, density: density)
+        scanner = BarcodeScanner.makeZbarScanner(zbarSymbologies, density: density)
         image = zbar_image_create()!
         zbar_image_set_format(image, BarcodeScanner.y800)
     }
@@ -76,7 +92,7 @@ public final class BarcodeScanner {
         // Everything off, then exactly what was asked for: fewer decoders, less CPU, fewer false reads.
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
         for s in symbologies {
-            zbar_image_scanner_set_config(scanner, s.zbarType, ZBAR_CFG_ENABLE, 1)
+            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
         }
         // QR payloads as the symbol's bytes: the text is made by `PayloadText`, not by zbar's guess.
         if symbologies.contains(.qrcode) {
@@ -94,41 +110,77 @@ public final class BarcodeScanner {
     }
 
     /// Decodes the codes lying inside `region` (sensor pixels) of the luma plane. Only that region
-    /// is scanned: for planar luma zbar is handed a crop of the frame itself, without a copy.
+    /// is scanned: for planar luma zbar is handed a crop of the frame itself, without a copy, and
+    /// zxing a view of it.
     public func scan(_ luma: LumaPlane, in region: PixelRect) -> [DecodedSymbol] {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.regions += 1
         unconfirmedNow.removeAll(keepingCapacity: true)
-        defer { swap(&pending, &unconfirmedNow) }
-        guard !r.isEmpty else { return [] }
-        let plainStart = clock.now()
-        let plain = accepted(zbarSymbols(luma, in: r), luma: luma, region: r, scale: (1, 1), origin: (0, 0))
-        let plainNs = clock.now() - plainStart
-        if !plain.isEmpty {
-            counters.plainWins += 1
-            return plain
+        var agreement = ReadingAgreement()
+        defer {
+            // 1D readings held back in this scan wait for the next one (a second frame).
+            for held in agreement.unconfirmed where !unconfirmedNow.contains(where: { $0.0 == held.symbol.symbology && $0.1 == held.symbol.bytes }) {
+                unconfirmedNow.append((held.symbol.symbology, held.symbol.bytes))
+            }
+            counters.contested += agreement.contested.count
+            swap(&pending, &unconfirmedNow)
         }
-        guard !extraPasses.isEmpty else { return [] }
-        let start = clock.now()
-        if luma.pixelStride == 1 { gather(luma, r) }
+        guard !r.isEmpty else { return [] }
+        gatheredValid = false
+        var plainNs: UInt64 = 0
+        if !zbarSymbologies.isEmpty {
+            let plainStart = clock.now()
+            let plain = agreement.admit(readings(zbarSymbols(luma, in: r), luma: luma, region: r, scale: (1, 1), origin: (0, 0), within: r))
+            plainNs = clock.now() - plainStart
+            if !plain.isEmpty {
+                counters.plainWins += 1
+                return plain
+            }
+        }
+        var passes = extraPasses.filter { $0 == .zxing ? zxing != nil : !zbarSymbologies.isEmpty }
+        guard !passes.isEmpty else { return [] }
+        if !gatheredValid { gather(luma, r) }
         let w = r.width, h = r.height
         let looks = gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
-        guard looks else {
-            counters.skippedByStructureTest += 1
-            return []
+        if !looks {
+            // Large modules (a code held close) get zxing only.
+            let large = passes.contains(.zxing)
+                && gathered.withUnsafeBufferPointer { PassImage.looksLikeLargeCode($0.baseAddress!, width: w, height: h) }
+            guard large else {
+                counters.skippedByStructureTest += 1
+                return []
+            }
+            passes = [.zxing]
         }
         counters.extraRegions += 1
+        // The budget is the passes' own: the copy and the structure test (microseconds for a
+        // ROI, tens of milliseconds for a multi-megapixel still in a debug build) are not in it.
+        let start = clock.now()
         let budgetNs = UInt64(max(0, extraBudgetMs) * 1e6)
-        for pass in extraPasses {
-            // A pass costs about what plain zbar cost, times its picture's area: none is started
-            // that would not end within the budget by that estimate.
-            let estimateNs = plainNs * UInt64(pass.scale * pass.scale)
+        for pass in passes {
+            // A zbar pass costs about what plain zbar cost, times its picture's area; the zxing
+            // pass what it cost last time per pixel. None is started that would not end within
+            // the budget by that estimate.
+            let estimateNs = pass == .zxing ? UInt64(zxingNsPerPixel * Double(w * h)) : plainNs * UInt64(pass.scale * pass.scale)
             if clock.now() - start + estimateNs > budgetNs {
                 counters.budgetExhausted += 1
                 break
             }
             counters.runs[pass, default: 0] += 1
-            let found = run(pass, region: r)
+            let found: [DecodedSymbol]
+            if pass == .zxing, let zxing {
+                let t0 = clock.now()
+                var codes = zxing.read(luma, in: r)
+                if codes.isEmpty, zxing.readsCentred, let window = centredWindow(r) {
+                    // zxing-cpp 1.4 looks for an Aztec code's bullseye near the middle of the
+                    // picture: once more, on a square around the region's edges.
+                    codes = zxing.readCentred(luma, in: window)
+                }
+                zxingNsPerPixel = Double(clock.now() - t0) / Double(max(1, w * h))
+                found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
+            } else {
+                found = run(pass, region: r, agreement: &agreement)
+            }
             if !found.isEmpty {
                 counters.wins[pass, default: 0] += 1
                 return found
@@ -149,7 +201,7 @@ public final class BarcodeScanner {
 
     // MARK: - passes
 
-    private func run(_ pass: ExtraPass, region r: PixelRect) -> [DecodedSymbol] {
+    private func run(_ pass: ExtraPass, region r: PixelRect, agreement: inout ReadingAgreement) -> [DecodedSymbol] {
         let w = r.width, h = r.height, k = pass.scale
         let ow = w * k, oh = h * k
         if passBuffer.count < ow * oh { passBuffer = [UInt8](repeating: 0, count: ow * oh) }
@@ -164,24 +216,41 @@ public final class BarcodeScanner {
                     case .upscaleSharpen:
                         PassImage.upscale2x(s, width: w, height: h, into: tmp.baseAddress!)
                         PassImage.sharpen(tmp.baseAddress!, width: ow, height: oh, into: d)
+                    case .zxing: preconditionFailure("the zxing pass reads the frame itself")
                     }
                 }
             }
         }
-        return passBuffer.withUnsafeBufferPointer { buf in
+        let candidates: [Reading] = passBuffer.withUnsafeBufferPointer { buf in
             zbar_image_set_size(image, UInt32(ow), UInt32(oh))
             zbar_image_set_crop(image, 0, 0, UInt32(ow), UInt32(oh))
             zbar_image_set_data(image, buf.baseAddress, UInt(ow * oh), nil)
             defer { zbar_image_set_data(image, nil, 0, nil) }
             let symbols = runScanner()
             let plane = LumaPlane(base: buf.baseAddress!, width: ow, height: oh, rowStride: ow)
-            return accepted(symbols, luma: plane, region: PixelRect(x: 0, y: 0, width: ow, height: oh),
-                            scale: (k, 1), origin: (r.x, r.y))
+            return readings(symbols, luma: plane, region: PixelRect(x: 0, y: 0, width: ow, height: oh),
+                            scale: (k, 1), origin: (r.x, r.y), within: r)
         }
+        return agreement.admit(candidates)
     }
+
+    /// A square around the region's strong edges (their spread and half as much again for the
+    /// quiet zone, at most the region's smaller side), kept inside the region, in sensor pixels;
+    /// nil when there are no edges.
+    private func centredWindow(_ r: PixelRect) -> PixelRect? {
+        let centre = gathered.withUnsafeBufferPointer { PassImage.edgeCentre($0.baseAddress!, width: r.width, height: r.height) }
+        guard let centre else { return nil }
+        let side = min(min(r.width, r.height), max(48, centre.spread * 3 / 2))
+        let x = min(max(0, centre.x - side / 2), r.width - side), y = min(max(0, centre.y - side / 2), r.height - side)
+        return PixelRect(x: r.x + x, y: r.y + y, width: side, height: side)
+    }
+
+    /// Whether `gathered` holds this scan's region.
+    private var gatheredValid = false
 
     /// The region's luma into `gathered`, row after row.
     private func gather(_ luma: LumaPlane, _ r: PixelRect) {
+        gatheredValid = true
         let count = r.width * r.height
         if gathered.count < count { gathered = [UInt8](repeating: 0, count: count) }
         gathered.withUnsafeMutableBufferPointer { out in
@@ -204,32 +273,50 @@ public final class BarcodeScanner {
 
     // MARK: - confirmation
 
-    /// zbar's readings that can be reported, their outlines mapped to sensor pixels. Code 128,
-    /// whose extended characters zbar gets wrong, is read again (`Code128`) and dropped when it
-    /// cannot be confirmed; EAN/UPC check digits are verified; a 1D code read on one scan line
-    /// only waits for the next scan to confirm it. A missed read is presented again; a wrong one
-    /// opens the wrong door.
-    private func accepted(_ symbols: [DecodedSymbol], luma: LumaPlane, region: PixelRect,
-                          scale: (Int, Int), origin: (Int, Int)) -> [DecodedSymbol] {
+    /// zbar's readings of one pass, their outlines mapped to sensor pixels, for `ReadingAgreement`.
+    /// Code 128, whose extended characters zbar gets wrong, is read again (`Code128`) and dropped
+    /// when it cannot be confirmed; EAN/UPC check digits are verified; a 1D code is confirmed when
+    /// zbar read it on at least two scan lines of the region's own pixels (`quality`), or in the
+    /// scan before. An enlarged picture's lines are not the region's: its bilinear rows blend two
+    /// of them, so a code one pixel row tall is read there on several (measured: quality 7 for a
+    /// 1-row EAN-13), and a 1D code read only in an enlarged picture waits for the other reader or
+    /// the next frame, and cannot confirm zxing's. A reading whose
+    /// outline leaves the region `within` is dropped. A missed read is presented again; a wrong
+    /// one opens the wrong door.
+    private func readings(_ symbols: [DecodedSymbol], luma: LumaPlane, region: PixelRect,
+                          scale: (Int, Int), origin: (Int, Int), within r: PixelRect) -> [Reading] {
         symbols.compactMap { symbol in
             var s = symbol
             if s.symbology == .code128 {
                 guard let bytes = Code128.reread(s.bytes, location: s.location, in: luma, region: region) else { return nil }
                 s = DecodedSymbol(symbology: s.symbology, bytes: bytes, location: s.location, quality: s.quality)
             }
-            if s.symbology != .qrcode {
-                guard CheckDigit.valid(s.bytes, symbology: s.symbology) else { return nil }
-                if s.quality < 2 && !pending.contains(where: { $0.0 == s.symbology && $0.1 == s.bytes }) {
-                    counters.unconfirmed1D += 1
-                    unconfirmedNow.append((s.symbology, s.bytes))
-                    return nil
-                }
+            guard CheckDigit.valid(s.bytes, symbology: s.symbology) else { return nil }
+            var confirmed = true
+            if s.symbology.isLinear && (s.quality < 2 || scale.0 != scale.1) {
+                confirmed = pending.contains(where: { $0.0 == s.symbology && $0.1 == s.bytes })
+                if !confirmed { counters.unconfirmed1D += 1 }
             }
             s.location = s.location.map { p in
                 PixelPoint(x: origin.0 + p.x * scale.1 / scale.0, y: origin.1 + p.y * scale.1 / scale.0)
             }
-            return s
+            guard r.encloses(s.location) else { return nil }
+            return Reading(s, reader: .zbar, confirmed: confirmed, confirmsOthers: scale.0 == scale.1)
         }
+    }
+
+    /// A zxing reading for `ReadingAgreement`: check digits verified, a linear code confirmed by
+    /// zxing's own scan lines (at least `ZXingReader.confirmingLines`) or by the scan before, the
+    /// outline inside the region.
+    private func zxingReading(_ code: ZXingReader.Code, within r: PixelRect) -> Reading? {
+        let s = code.symbol
+        guard CheckDigit.valid(s.bytes, symbology: s.symbology), r.encloses(s.location) else { return nil }
+        var confirmed = true
+        if s.symbology.isLinear && code.lineCount < ZXingReader.confirmingLines {
+            confirmed = pending.contains(where: { $0.0 == s.symbology && $0.1 == s.bytes })
+            if !confirmed { counters.unconfirmed1D += 1 }
+        }
+        return Reading(s, reader: .zxing, confirmed: confirmed)
     }
 
     // MARK: - zbar

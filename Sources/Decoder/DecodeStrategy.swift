@@ -2,10 +2,14 @@
 import Policy
 /// The passes tried on a region after plain zbar found nothing in it, and what they cost and won.
 ///
-/// Each pass turns the region's luma (gathered once into a reusable buffer) into another
-/// picture in a second reusable buffer and hands that to zbar. Which passes are kept, and in
-/// which order, was measured on the photo corpus (`kiosk-dev accuracy --corpus`, README "Accuracy").
+/// The zbar passes turn the region's luma (gathered once into a reusable buffer) into another
+/// picture in a second reusable buffer and hand that to zbar; the zxing pass reads the region
+/// itself with zxing-cpp. Which passes are kept, and in which order, was measured on the photo
+/// corpus (`kiosk-dev accuracy --corpus`, README "Accuracy").
 public enum ExtraPass: String, CaseIterable, Sendable {
+    /// zxing-cpp on the region, upright: the only reader of Aztec, Data Matrix, PDF417 and Micro
+    /// QR, and a second opinion for the QR and 1D codes plain zbar did not read.
+    case zxing
     /// 3x3 sharpening (2 x centre - mean of the 4 neighbours): blurred and shadowed bars get their
     /// edges back. The largest win on the photo corpus (13 of the 28 regions plain zbar missed).
     case sharpen
@@ -19,7 +23,7 @@ public enum ExtraPass: String, CaseIterable, Sendable {
     /// The passes, in the order they are tried. Measured on the corpus (README "Accuracy"): a
     /// global contrast stretch, a local (adaptive) threshold, a 2x2 downscale, a 3x3 blur and a
     /// plain 2x upscale won nothing that these do not, and were removed.
-    public static let kept: [ExtraPass] = [.sharpen, .upscaleSharpen, .invert]
+    public static let kept: [ExtraPass] = [.zxing, .sharpen, .upscaleSharpen, .invert]
 
     /// How many times larger the pass's picture is than the region, each way.
     var scale: Int { self == .upscaleSharpen ? 2 : 1 }
@@ -37,8 +41,11 @@ public struct DecodeCounters: Sendable, Equatable {
     public var extraRegions = 0
     /// Regions where the budget ran out before every pass was tried.
     public var budgetExhausted = 0
-    /// 1D symbols zbar found that were not reported: one scan line only and not seen in the previous frame.
+    /// 1D symbols found that were not reported: one scan line only, not read alike by the other
+    /// reader, not seen in the previous frame.
     public var unconfirmed1D = 0
+    /// Places where readings disagreed (nothing was reported there).
+    public var contested = 0
     public var runs: [ExtraPass: Int] = [:]
     public var wins: [ExtraPass: Int] = [:]
 
@@ -52,6 +59,7 @@ public struct DecodeCounters: Sendable, Equatable {
         c.extraRegions += b.extraRegions
         c.budgetExhausted += b.budgetExhausted
         c.unconfirmed1D += b.unconfirmed1D
+        c.contested += b.contested
         c.runs.merge(b.runs, uniquingKeysWith: +)
         c.wins.merge(b.wins, uniquingKeysWith: +)
         return c
@@ -66,12 +74,29 @@ enum PassImage {
     /// region's sampled contrast (and at least 20 levels) over 2 pixels. A code gives runs of
     /// such edges close together; paper, a wall or a face in soft focus does not.
     static func looksLikeCode(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int) -> Bool {
+        looksLikeCode(p, width: w, height: h, every: 1)
+    }
+
+    /// A code held close has modules of 10-20 pixels, whose edges are too far apart for
+    /// `looksLikeCode`: the same test on every 4th pixel (measured: the zxing corpus's large Aztec,
+    /// Data Matrix and PDF417 pictures pass only so). Such a region gets the zxing pass only: the
+    /// zbar passes are for small and soft codes, and a brick wall at 1280x720 passes this test
+    /// too (measured: (b) motion at 1280x720 went from 5.3 to 22.7 ms a frame with every pass).
+    static func looksLikeLargeCode(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int) -> Bool {
+        looksLikeCode(p, width: w, height: h, every: 4)
+    }
+
+    /// The structure test on the picture made of every `s`th pixel of every `s`th row.
+    static func looksLikeCode(_ base: UnsafePointer<UInt8>, width fullWidth: Int, height fullHeight: Int, every s: Int) -> Bool {
+        let w = fullWidth / s, h = fullHeight / s
         guard w >= 16, h >= 16 else { return false }
+        let rowStride = fullWidth * s
+        @inline(__always) func at(_ x: Int, _ y: Int) -> Int { Int(base[y * rowStride + x * s]) }
         var lo = 255, hi = 0
         var y = 0
         while y < h {
             var x = 0
-            while x < w { let v = Int(p[y * w + x]); lo = min(lo, v); hi = max(hi, v); x += 3 }
+            while x < w { let v = at(x, y); lo = min(lo, v); hi = max(hi, v); x += 3 }
             y += 4
         }
         let step = max(20, (hi - lo) / 4)
@@ -98,10 +123,53 @@ enum PassImage {
             }
             return hits
         }
-        let rows = clustered(count: w, lines: h) { y, x in Int(p[y * w + x]) }
+        let rows = clustered(count: w, lines: h) { y, x in at(x, y) }
         if rows >= 2 { return true }
-        let cols = clustered(count: h, lines: w) { x, y in Int(p[y * w + x]) }
+        let cols = clustered(count: h, lines: w) { x, y in at(x, y) }
         return cols >= 2
+    }
+
+    /// Where the region's strong edges are: the median column and row of the edges on every 4th
+    /// row and column (the structure test's sampling and threshold), in region pixels, and their
+    /// spread (twice the interquartile range, the side of the square they would fill evenly);
+    /// nil when there are none. A code is where its edges are; medians and quartiles keep a stray
+    /// edge or two of the background from moving it much.
+    static func edgeCentre(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int) -> (x: Int, y: Int, spread: Int)? {
+        guard w >= 16, h >= 16 else { return nil }
+        var lo = 255, hi = 0
+        var y = 0
+        while y < h {
+            var x = 0
+            while x < w { let v = Int(p[y * w + x]); lo = min(lo, v); hi = max(hi, v); x += 3 }
+            y += 4
+        }
+        let step = max(20, (hi - lo) / 4)
+        var xs: [Int] = [], ys: [Int] = []
+        y = 0
+        while y < h {
+            var x = 2
+            while x < w {
+                let d = Int(p[y * w + x]) - Int(p[y * w + x - 2])
+                if d >= step || d <= -step { xs.append(x); ys.append(y) }
+                x += 2
+            }
+            y += 4
+        }
+        var x = 0
+        while x < w {
+            var y = 2
+            while y < h {
+                let d = Int(p[y * w + x]) - Int(p[(y - 2) * w + x])
+                if d >= step || d <= -step { xs.append(x); ys.append(y) }
+                y += 2
+            }
+            x += 4
+        }
+        guard !xs.isEmpty else { return nil }
+        xs.sort(); ys.sort()
+        let n = xs.count
+        let spread = 2 * max(xs[3 * n / 4] - xs[n / 4], ys[3 * n / 4] - ys[n / 4])
+        return (xs[n / 2], ys[n / 2], spread)
     }
 
     static func invert(_ src: UnsafePointer<UInt8>, width w: Int, height h: Int, into dst: UnsafeMutablePointer<UInt8>) {

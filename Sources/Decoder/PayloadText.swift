@@ -2,16 +2,12 @@
 import Glibc
 import Policy
 
-/// Turns a code's raw payload bytes into text, by the QR specification's rules, instead of
-/// zbar's guessing (zbar is told `ZBAR_CFG_BINARY` for QR and hands over the bytes as encoded).
-///
-/// zbar 0.23.92 with `ZBAR_CFG_BINARY` copies byte- and Kanji-mode segments as they are and
-/// drops ECI designators (it does not expose them at all), so the character set is inferred:
+/// Turns a code's raw payload bytes into text, instead of zbar's guessing (zbar is told
+/// `ZBAR_CFG_BINARY` for QR and hands over the bytes as encoded), for zbar's bytes and zxing's alike:
 /// 1. valid UTF-8 (ASCII included) is UTF-8;
-/// 2. else well-formed Shift-JIS (the QR Kanji mode's character set, and the JIS8 default of the
-///    2000 edition) that has double-byte characters and a byte in 0x80-0x9F is Shift-JIS: those
-///    bytes are C1 control codes in ISO-8859-1, which no Latin-1 text contains;
-/// 3. else ISO-8859-1, the byte mode's default character set since ISO/IEC 18004:2005.
+/// 2. else the character set `CharsetGuess` (zxing's `guessEncoding`, in Policy) names: Shift-JIS
+///    (converted by glibc's iconv) or ISO-8859-1, the byte mode's default since ISO/IEC 18004:2005;
+///    when Shift-JIS was guessed but iconv refuses a character, ISO-8859-1 if the bytes can be it.
 /// Valid UTF-8 is text as it is (Code 128 code set A encodes control characters on purpose; the
 /// log escapes them). Bytes that are not UTF-8 and would, as Shift-JIS or ISO-8859-1, hold control
 /// characters other than TAB, LF, CR and the separators of ISO/IEC 15434 (EOT, FS, GS, RS) are
@@ -19,22 +15,22 @@ import Policy
 ///
 /// ECI: where a QR code carries an ECI designator, zbar 0.23.92 converts that segment to UTF-8
 /// itself even with `ZBAR_CFG_BINARY` (measured: ECI 3 + ISO-8859-1 bytes come back as UTF-8), and
-/// does not expose the designator; rule 1 then applies.
+/// does not expose the designator; rule 1 then applies. zxing exposes it: a zxing reading with an
+/// ECI takes zxing's text (`ZXingReader`) and keeps the bytes as encoded.
 public enum PayloadText {
-    public enum Charset: String, Sendable { case utf8 = "UTF-8", shiftJIS = "Shift_JIS", latin1 = "ISO-8859-1" }
+    public typealias Charset = PayloadCharset
 
     /// The text and the character set it was read in, or nil when the payload is binary.
     public static func decode(_ bytes: [UInt8]) -> (text: String, charset: Charset)? {
         if let s = String(validating: bytes, as: UTF8.self) { return (s, .utf8) }
-        let decoded: (String, Charset)
-        if bytes.contains(where: { $0 >= 0x80 && $0 <= 0x9F }), isShiftJIS(bytes), let s = shiftJISToString(bytes) {
-            decoded = (s, .shiftJIS)
-        } else {
-            var s = ""
-            s.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
-            decoded = (s, .latin1)
+        let latin1 = CharsetGuess.canBeLatin1(bytes)
+        if CharsetGuess.guess(bytes) == .shiftJIS, let s = shiftJISToString(bytes) {
+            return isText(s) ? (s, .shiftJIS) : nil
         }
-        return isText(decoded.0) ? decoded : nil
+        guard latin1 else { return nil }
+        var s = ""
+        s.unicodeScalars.append(contentsOf: bytes.map { Unicode.Scalar($0) })
+        return isText(s) ? (s, .latin1) : nil
     }
 
     public static func text(_ bytes: [UInt8]) -> String? { decode(bytes)?.text }
@@ -48,22 +44,6 @@ public enum PayloadText {
             }
         }
         return true
-    }
-
-    /// Well-formed Shift-JIS (JIS X 0208 lead and trail byte ranges, single-byte ASCII/JIS-Roman
-    /// and half-width katakana) with at least one double-byte character.
-    static func isShiftJIS(_ bytes: [UInt8]) -> Bool {
-        var i = 0, doubles = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if b < 0x80 || (b >= 0xA1 && b <= 0xDF) { i += 1; continue }
-            guard (b >= 0x81 && b <= 0x9F) || (b >= 0xE0 && b <= 0xEF), i + 1 < bytes.count else { return false }
-            let t = bytes[i + 1]
-            guard (t >= 0x40 && t <= 0x7E) || (t >= 0x80 && t <= 0xFC) else { return false }
-            doubles += 1
-            i += 2
-        }
-        return doubles > 0
     }
 
     /// Shift-JIS to a String through glibc's iconv; nil when iconv refuses a character.

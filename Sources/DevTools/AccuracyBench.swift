@@ -8,9 +8,11 @@ import Platform
 import Policy
 
 /// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b,...] [--budget-ms N]`: every image of a
-/// folder-of-folders corpus (`FOLDER/N.png` with the expected text in `FOLDER/N.txt`) through
-/// `kiosk decode`'s path and through plain zbar (a fresh scanner, whole image, zbar's default
-/// configuration for the same symbologies), at 0 and 90 degrees, in the same run.
+/// folder-of-folders corpus (`FOLDER/N.png` with the expected text in `FOLDER/N.txt`; a folder
+/// named `falsepositives` holds pictures of no code, where any read is wrong) through `kiosk
+/// decode`'s path, through plain zbar (a fresh scanner, whole image, zbar's default configuration
+/// for the same symbologies) and through zxing-cpp alone (whole image, zxing's own options and
+/// text), at 0 and 90 degrees, in the same run.
 public struct AccuracyBench {
     public struct Tally: Sendable {
         public var correct = 0, wrong = 0, missed = 0
@@ -28,21 +30,34 @@ public struct AccuracyBench {
         }
     }
 
-    /// One row: a folder (or "total") at a rotation, ours and plain zbar.
+    /// One row: a folder (or a symbology, or "total") at a rotation (nil: both), ours, plain zbar
+    /// and zxing alone.
     public struct Row: Sendable {
         public var folder: String
-        public var rotation: Int
+        public var rotation: Int?
         public var ours = Tally()
         public var zbar = Tally()
+        public var zxing = Tally()
     }
 
     public var rows: [Row] = []
+    /// The same readings by the symbology each folder holds (both rotations together).
+    public var symbologyRows: [Row] = []
     public var counters = DecodeCounters()
     /// Files read wrongly by our path (must stay empty), as "folder/file rotation: got (expected)".
     public var wrongReads: [String] = []
     public var missedReads: [String] = []
 
     public static let rotations = [0, 90]
+    /// The folder of pictures without a code.
+    public static let noCodeFolder = "falsepositives"
+
+    /// The symbology a corpus folder holds, from its name (`qrcode-3`, `pdf417-1`, ...); nil for
+    /// the pictures of no code.
+    static func symbology(ofFolder folder: String) -> String {
+        if folder == noCodeFolder { return "(no code)" }
+        return String(folder.split(separator: "-").first ?? Substring(folder))
+    }
 
     /// Runs the bench over `root`.
     public static func run(root: String, symbologies: [Symbology], passes: [ExtraPass] = ExtraPass.kept,
@@ -50,18 +65,26 @@ public struct AccuracyBench {
         let fm = FileManager.default
         var bench = AccuracyBench()
         var totals = rotations.map { Row(folder: "total", rotation: $0) }
+        var bySymbology: [String: Row] = [:]
+        let zxingAlone = ZXingReader(symbologies: symbologies, minLineCount: 2)
         for folder in try fm.contentsOfDirectory(atPath: root).sorted() {
             let dir = (root as NSString).appendingPathComponent(folder)
             var isDir: ObjCBool = false
             guard fm.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else { continue }
+            let noCode = folder == noCodeFolder
             var folderRows = rotations.map { Row(folder: folder, rotation: $0) }
             let files = try fm.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".png") }.sorted {
                 $0.compare($1, options: .numeric) == .orderedAscending
             }
             for png in files {
                 let base = String(png.dropLast(4))
-                guard let data = fm.contents(atPath: (dir as NSString).appendingPathComponent(base + ".txt")) else { continue }
-                let expected = expectedText(data)
+                let expected: String?
+                if noCode {
+                    expected = nil
+                } else {
+                    guard let data = fm.contents(atPath: (dir as NSString).appendingPathComponent(base + ".txt")) else { continue }
+                    expected = expectedText(data)
+                }
                 let upright = try ImageFile.read(path: (dir as NSString).appendingPathComponent(png))
                 for (index, rotation) in rotations.enumerated() {
                     let picture = rotation == 0 ? upright : rotatedClockwise90(upright)
@@ -74,40 +97,61 @@ public struct AccuracyBench {
                     t0 = monotonicNanoseconds()
                     let plain = plainZbar(picture, symbologies: symbologies)
                     let plainMs = Double(monotonicNanoseconds() - t0) / 1e6
+                    t0 = monotonicNanoseconds()
+                    let alone = zxingAlone.map { z in
+                        picture.withLumaPlane { z.read($0, in: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)) }.map(\.zxingText)
+                    } ?? []
+                    let aloneMs = Double(monotonicNanoseconds() - t0) / 1e6
                     let name = "\(folder)/\(png) \(rotation)"
                     switch judge(ours, expected: expected) {
                     case .correct: folderRows[index].ours.correct += 1
                     case .wrong:
                         folderRows[index].ours.wrong += 1
-                        bench.wrongReads.append("\(name): \(ours.filter { stripped($0) != expected }.map(\.debugDescription).joined(separator: ", ")) (expected \(expected.debugDescription))")
+                        bench.wrongReads.append("\(name): \(ours.filter { stripped($0) != expected }.map(\.debugDescription).joined(separator: ", ")) (expected \(expected?.debugDescription ?? "no code"))")
                     case .missed:
                         folderRows[index].ours.missed += 1
                         bench.missedReads.append(name)
                     }
-                    switch judge(plain, expected: expected) {
-                    case .correct: folderRows[index].zbar.correct += 1
-                    case .wrong: folderRows[index].zbar.wrong += 1
-                    case .missed: folderRows[index].zbar.missed += 1
-                    }
+                    tally(&folderRows[index].zbar, judge(plain, expected: expected))
+                    tally(&folderRows[index].zxing, judge(alone, expected: expected))
                     folderRows[index].ours.ms.append(oursMs)
                     folderRows[index].zbar.ms.append(plainMs)
+                    folderRows[index].zxing.ms.append(aloneMs)
                 }
             }
+            let key = symbology(ofFolder: folder)
+            var sym = bySymbology[key] ?? Row(folder: key, rotation: nil)
             for i in rotations.indices {
                 totals[i].ours.add(folderRows[i].ours)
                 totals[i].zbar.add(folderRows[i].zbar)
+                totals[i].zxing.add(folderRows[i].zxing)
+                sym.ours.add(folderRows[i].ours)
+                sym.zbar.add(folderRows[i].zbar)
+                sym.zxing.add(folderRows[i].zxing)
             }
+            bySymbology[key] = sym
             bench.rows += folderRows
         }
         bench.rows += totals
+        bench.symbologyRows = bySymbology.keys.sorted().map { bySymbology[$0]! }
         return bench
+    }
+
+    static func tally(_ t: inout Tally, _ v: Verdict) {
+        switch v {
+        case .correct: t.correct += 1
+        case .wrong: t.wrong += 1
+        case .missed: t.missed += 1
+        }
     }
 
     enum Verdict { case correct, wrong, missed }
 
     /// Wrong when any text read differs from the expected one (both with trailing CR/LF
-    /// stripped); else correct when one was read.
-    static func judge(_ texts: [String], expected: String) -> Verdict {
+    /// stripped); else correct when one was read. With no code expected (nil), any read is wrong
+    /// and none is correct.
+    static func judge(_ texts: [String], expected: String?) -> Verdict {
+        guard let expected else { return texts.isEmpty ? .correct : .wrong }
         if texts.contains(where: { stripped($0) != expected }) { return .wrong }
         return texts.isEmpty ? .missed : .correct
     }
@@ -130,7 +174,9 @@ public struct AccuracyBench {
         let scanner = zbar_image_scanner_create()!
         defer { zbar_image_scanner_destroy(scanner) }
         zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in symbologies { zbar_image_scanner_set_config(scanner, s.zbarType, ZBAR_CFG_ENABLE, 1) }
+        for s in symbologies {
+            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
+        }
         let image = zbar_image_create()!
         defer { zbar_image_destroy(image) }
         zbar_image_set_format(image, 0x3030_3859)
@@ -161,20 +207,27 @@ public struct AccuracyBench {
         func cell(_ t: Tally) -> String {
             "\(t.correct)/\(t.count) (\(String(format: "%.1f", t.count == 0 ? 0 : 100 * Double(t.correct) / Double(t.count)))%) | \(t.wrong) | \(t.missed) | \(String(format: "%.1f", t.medianMs)) / \(String(format: "%.1f", t.p95Ms))"
         }
+        let head = "correct | wrong | missed | ms median / p95"
         var lines = [
-            "| folder | rot | ours correct | wrong | missed | ms median / p95 | zbar correct | wrong | missed | ms median / p95 |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            "| folder | rot | ours \(head) | zbar \(head) | zxing \(head) |",
+            "|---|---|" + String(repeating: "---|", count: 12),
         ]
         for r in rows {
             let name = r.folder == "total" ? "**total**" : r.folder
-            lines.append("| \(name) | \(r.rotation) | \(cell(r.ours)) | \(cell(r.zbar)) |")
+            lines.append("| \(name) | \(r.rotation.map(String.init) ?? "both") | \(cell(r.ours)) | \(cell(r.zbar)) | \(cell(r.zxing)) |")
         }
+        lines += ["", "| symbology | rot | ours \(head) | zbar \(head) | zxing \(head) |", "|---|---|" + String(repeating: "---|", count: 12)]
+        for r in symbologyRows {
+            lines.append("| \(r.folder) | both | \(cell(r.ours)) | \(cell(r.zbar)) | \(cell(r.zxing)) |")
+        }
+        lines.append("")
+        lines.append("(\(AccuracyBench.noCodeFolder): correct = nothing read, wrong = a read where there is no code)")
         return lines.joined(separator: "\n")
     }
 
     public var countersText: String {
         let c = counters
-        var lines = ["regions \(c.regions): plain zbar read \(c.plainWins), structure test skipped \(c.skippedByStructureTest), extra passes \(c.extraRegions) (budget spent before the last pass: \(c.budgetExhausted)); unconfirmed 1D readings held back \(c.unconfirmed1D)",
+        var lines = ["regions \(c.regions): plain zbar read \(c.plainWins), structure test skipped \(c.skippedByStructureTest), extra passes \(c.extraRegions) (budget spent before the last pass: \(c.budgetExhausted)); unconfirmed 1D readings held back \(c.unconfirmed1D); places where readings disagreed \(c.contested)",
                      "| pass | runs | wins |", "|---|---|---|"]
         for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
             lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
@@ -186,20 +239,25 @@ public struct AccuracyBench {
         func tally(_ t: Tally) -> String {
             "{\"correct\":\(t.correct),\"wrong\":\(t.wrong),\"missed\":\(t.missed),\"median_ms\":\(String(format: "%.2f", t.medianMs)),\"p95_ms\":\(String(format: "%.2f", t.p95Ms))}"
         }
-        let rowsJSON = rows.map { "{\"folder\":\(LogEscape.jsonString(Array($0.folder.utf8))),\"rotation\":\($0.rotation),\"ours\":\(tally($0.ours)),\"zbar\":\(tally($0.zbar))}" }
+        func row(_ r: Row) -> String {
+            "{\"folder\":\(LogEscape.jsonString(Array(r.folder.utf8))),\"rotation\":\(r.rotation.map(String.init) ?? "null"),\"ours\":\(tally(r.ours)),\"zbar\":\(tally(r.zbar)),\"zxing\":\(tally(r.zxing))}"
+        }
+        let rowsJSON = rows.map(row)
+        let symbologyJSON = symbologyRows.map(row)
         let passes = ExtraPass.allCases.map { "\"\($0.rawValue)\":{\"runs\":\(counters.runs[$0] ?? 0),\"wins\":\(counters.wins[$0] ?? 0)}" }
-        return "{\"rows\":[\(rowsJSON.joined(separator: ","))],\"passes\":{\(passes.joined(separator: ","))},\"plain_wins\":\(counters.plainWins),\"skipped_by_structure_test\":\(counters.skippedByStructureTest),\"extra_regions\":\(counters.extraRegions),\"budget_exhausted\":\(counters.budgetExhausted),\"unconfirmed_1d\":\(counters.unconfirmed1D)}"
+        return "{\"rows\":[\(rowsJSON.joined(separator: ","))],\"symbologies\":[\(symbologyJSON.joined(separator: ","))],\"contested\":\(counters.contested),\"passes\":{\(passes.joined(separator: ","))},\"plain_wins\":\(counters.plainWins),\"skipped_by_structure_test\":\(counters.skippedByStructureTest),\"extra_regions\":\(counters.extraRegions),\"budget_exhausted\":\(counters.budgetExhausted),\"unconfirmed_1d\":\(counters.unconfirmed1D)}"
     }
 }
 
 extension AccuracyBench {
-    /// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]`;
+    /// `kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--symbologies LIST] [--verbose]`;
     /// `arguments` are what follows `--corpus`. Exit 0, 1 when a text was read wrongly, 64 on usage errors.
     public static func main(corpusArguments arguments: [String]) -> Int32 {
         var folder: String?
         var json = false, verbose = false
         var passes = ExtraPass.kept
         var budget = BarcodeScanner.defaultExtraBudgetMs
+        var symbologies = Configuration().symbologies
         var i = 0
         while i < arguments.count {
             switch arguments[i] {
@@ -217,6 +275,11 @@ extension AccuracyBench {
                     list.append(p)
                 }
                 passes = list
+            case "--symbologies":
+                i += 1
+                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < arguments.count ? arguments[i] : ""])
+                guard i < arguments.count, reading.errors.isEmpty else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = reading.configuration.symbologies
             case "--budget-ms":
                 i += 1
                 guard i < arguments.count, let v = Double(arguments[i]), v >= 0 else { return DevCommand.usageError("--budget-ms needs a number of milliseconds") }
@@ -230,7 +293,7 @@ extension AccuracyBench {
         guard let folder else { return DevCommand.usageError("accuracy --corpus needs a folder") }
         let bench: AccuracyBench
         do {
-            bench = try AccuracyBench.run(root: folder, symbologies: Configuration().symbologies, passes: passes, budgetMs: budget)
+            bench = try AccuracyBench.run(root: folder, symbologies: symbologies, passes: passes, budgetMs: budget)
         } catch {
             DevCommand.printError("kiosk: \(folder): \(error)")
             return ExitStatus.failure

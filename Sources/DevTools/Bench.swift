@@ -76,6 +76,7 @@ public enum Bench {
         var density = DecodePipeline.defaultDensity
         var sizes = [(640, 480), (1280, 720)]
         var kinds = BenchWorkload.Kind.allCases
+        var symbologies = Configuration().symbologies
         var i = 0
         while i < args.count {
             switch args[i] {
@@ -85,6 +86,11 @@ public enum Bench {
                 i += 1
                 guard i < args.count, let d = Int(args[i]), (1...8).contains(d) else { return usage("--density takes 1-8") }
                 density = d
+            case "--symbologies":
+                i += 1
+                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < args.count ? args[i] : ""])
+                guard i < args.count, reading.errors.isEmpty else { return usage("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = reading.configuration.symbologies
             case "--size":
                 i += 1
                 let parts = i < args.count ? args[i].split(separator: "x").compactMap { Int($0) } : []
@@ -107,7 +113,7 @@ public enum Bench {
             for kind in kinds {
                 do {
                     let workload = try BenchWorkload(kind, width: w, height: h)
-                    results.append(run(workload, density: density))
+                    results.append(run(workload, density: density, symbologies: symbologies))
                     if !json { FileHandle.standardError.write("bench: \(kind.rawValue) \(w)x\(h) done\n".data(using: .utf8)!) }
                 } catch {
                     DevCommand.printError("kiosk-dev bench: \(error)")
@@ -126,20 +132,24 @@ public enum Bench {
     }
 
     static func usage(_ message: String) -> Int32 {
-        DevCommand.printError("kiosk-dev bench: \(message)\nUsage: kiosk-dev bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d]")
+        DevCommand.printError("kiosk-dev bench: \(message)\nUsage: kiosk-dev bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d] [--symbologies LIST]")
         return ExitStatus.usage
     }
 
     // MARK: - one workload
 
-    public static func run(_ workload: BenchWorkload, density: Int = DecodePipeline.defaultDensity) -> Result {
+    public static func run(_ workload: BenchWorkload, density: Int = DecodePipeline.defaultDensity,
+                           symbologies: [Symbology] = Configuration().symbologies) -> Result {
         let scene = workload.scene
         var config = Configuration()
+        config.symbologies = symbologies
         config.uprightROI = BenchWorkload.roi
         config.fps = workload.fps
         let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), decodeDensity: density)
-        let baseline = BarcodeScanner(symbologies: config.symbologies, density: 1)
+        // The baseline is zbar as zbarcam runs it: zbar's symbologies only, no zxing.
+        let baseline = BarcodeScanner(symbologies: config.symbologies.filter { $0.zbarType != nil },
+                                      extraPasses: ExtraPass.kept.filter { $0 != .zxing }, density: 1)
         let estimator = BrightnessEstimator()
         var kioskFirst: [String: Int] = [:], baselineFirst: [String: Int] = [:]
         service.onReport = { symbol, frame in

@@ -4,6 +4,7 @@ import Decoder
 import Kiosk
 import Policy
 import Scene
+import ZintDrawing
 
 /// The deterministic scenes `kiosk-dev bench` measures, generated in-process (no files, no camera).
 /// Every workload is a `ScriptedScene` (the scene the demo and the tests use) with its lighting;
@@ -16,7 +17,8 @@ public struct BenchWorkload {
         /// shadows; never a code.
         case motion
         /// (c) A QR code, an EAN-13 and a Code 128 each brought in (small, then near), held,
-        /// taken away; twice each, with other payloads the second time.
+        /// taken away; twice each, with other payloads the second time; then a rail ticket's
+        /// Aztec code and a boarding pass's PDF417 (zint draws them; zxing reads them).
         case presentations
         /// (d) Dusk: a dark room, automatic exposure at a high gain (strong noise), a QR code and
         /// an EAN-13 presented.
@@ -74,6 +76,12 @@ public struct BenchWorkload {
             case .ean13:
                 far = try Barcode1DImage.ean13(payload, moduleWidth: scale, height: 40 * scale)
                 near = try Barcode1DImage.ean13(payload, moduleWidth: 2 * scale, height: 80 * scale)
+            case .aztec:
+                far = try ZintImage.render(.aztec, text: payload, moduleSize: 2 * scale, quietZone: 2)
+                near = try ZintImage.render(.aztec, text: payload, moduleSize: 4 * scale, quietZone: 2)
+            case .pdf417:
+                far = try ZintImage.render(.pdf417, text: payload, moduleSize: scale, quietZone: 2)
+                near = try ZintImage.render(.pdf417, text: payload, moduleSize: 2 * scale, quietZone: 2)
             default:
                 far = try Barcode1DImage.code128(payload, moduleWidth: scale, height: 40 * scale)
                 near = try Barcode1DImage.code128(payload, moduleWidth: 2 * scale, height: 80 * scale)
@@ -118,6 +126,8 @@ public struct BenchWorkload {
                 f = try present(round == 1 ? "400638133393" : "978020137962", .ean13, from: f, hold: 30) + 20
                 f = try present("KIOSK-C\(round)", .code128, from: f, hold: 30) + 20
             }
+            f = try present("TICKET 8842 ZURICH HB-BERN 2ND", .aztec, from: f, hold: 30) + 20
+            f = try present("M1DOE/JOHN EABC123 FRAJFKLH 0400 123Y012A0001", .pdf417, from: f, hold: 30) + 20
             duration = Double(f) / fps
         case .lowLight:
             lighting = Lighting { _ in 0.06 }

@@ -9,9 +9,9 @@ public enum DevCommand {
     kiosk-dev \(kioskVersion): the kiosk's development tools (not installed on the door)
 
     Usage:
-      kiosk-dev bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d]
+      kiosk-dev bench [--json] [--quick] [--density N] [--size WxH] [--workload a,b,c,d] [--symbologies LIST]
                           the frame loop against zbar on every full frame (make bench)
-      kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--verbose]
+      kiosk-dev accuracy --corpus DIR [--json] [--passes a,b|none] [--budget-ms N] [--symbologies LIST] [--verbose]
                           a photo corpus through the decoder and plain zbar (make accuracy)
       kiosk-dev zoom [--sensor WxH] [--runs N]
                           what KIOSK_ZOOM=1 buys: the smallest QR code read with and without

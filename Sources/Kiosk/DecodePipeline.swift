@@ -57,9 +57,10 @@ public final class DecodePipeline {
     /// The bench measures other densities by giving them to `ScanService` (`decodeDensity:`).
     public static let defaultDensity = 1
 
-    public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity,
+    /// `mount`: how the camera is mounted (zxing reads the region upright).
+    public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity, mount: Mount = Mount(),
                 gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil, clock: Clock = MonotonicClock()) {
-        worker = Worker(scanner: BarcodeScanner(symbologies: symbologies, density: density, clock: clock))
+        worker = Worker(scanner: BarcodeScanner(symbologies: symbologies, density: density, mount: mount, clock: clock))
         self.gate = gate
         self.waitNs = waitNs
         finished.reserveCapacity(4)

@@ -98,7 +98,7 @@ public final class ScanService {
         self.clock = clock
         self.processStartNs = processStartNs
         stallNs = max(2_000_000_000, UInt64(4e9 / configuration.fps))
-        decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity, clock: clock)
+        decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity, mount: configuration.mount, clock: clock)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
     }
 

@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 /// A barcode symbology the kiosk can be told to read (`KIOSK_SYMBOLOGIES`), named as zbar's own
-/// configuration names them (`zbarimg -S`).
+/// configuration names them (`zbarimg -S`); the ones zbar cannot read (Aztec, Data Matrix,
+/// PDF417, Micro QR: zxing-cpp reads them) in the same style. Which reader reads which is the
+/// decoder's business (`Decoder/Symbology.swift`).
 public enum Symbology: String, CaseIterable, Sendable {
     case qrcode, ean13, ean8, upca, upce, isbn10, isbn13, i25, codabar, code39, code93, code128
     case databar
     case databarExp = "databar-exp"
+    case aztec, datamatrix, pdf417, microqr
 
-    /// The name zbar prints (`QR-Code`, `EAN-13`, `CODE-128`): what the `scan` event carries.
-    /// (The decoder's tests hold this table to zbar's own `zbar_get_symbol_name`.)
+    /// A linear (1D) code: read along scan lines, so a reading must be confirmed (README).
+    public var isLinear: Bool {
+        switch self {
+        case .qrcode, .aztec, .datamatrix, .pdf417, .microqr: return false
+        default: return true
+        }
+    }
+
+    /// The name zbar prints (`QR-Code`, `EAN-13`, `CODE-128`): what the `scan` event carries; for
+    /// the codes only zxing-cpp reads, zxing's name (`Aztec`, `DataMatrix`, `PDF417`, `MicroQRCode`).
+    /// (The decoder's tests hold this table to zbar's `zbar_get_symbol_name` and zxing's names.)
     public var displayName: String {
         switch self {
         case .qrcode: return "QR-Code"
@@ -24,6 +36,10 @@ public enum Symbology: String, CaseIterable, Sendable {
         case .code128: return "CODE-128"
         case .databar: return "DataBar"
         case .databarExp: return "DataBar-Exp"
+        case .aztec: return "Aztec"
+        case .datamatrix: return "DataMatrix"
+        case .pdf417: return "PDF417"
+        case .microqr: return "MicroQRCode"
         }
     }
 }

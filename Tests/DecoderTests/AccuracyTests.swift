@@ -159,7 +159,10 @@ final class AccuracyTests: XCTestCase {
     func testPayloadTextRules() {
         XCTAssertEqual(PayloadText.decode(Array("plain".utf8))?.charset, .utf8)
         XCTAssertEqual(PayloadText.decode([0x82, 0xA0])?.charset, .shiftJIS)  // "あ"
-        XCTAssertEqual(PayloadText.decode([0xC4, 0xD6])?.charset, .latin1, "no C1 byte: Latin-1, though valid Shift-JIS katakana")
+        // zxing's rule: exactly two half-width katakana side by side are Shift-JIS ("ﾄﾖ", not "ÄÖ");
+        // one Latin-1 letter among ASCII stays Latin-1.
+        XCTAssertEqual(PayloadText.decode([0xC4, 0xD6])?.text, "ﾄﾖ")
+        XCTAssertEqual(PayloadText.decode([0xC4, 0x70, 0x66, 0x65, 0x6C])?.text, "Äpfel")
         XCTAssertEqual(PayloadText.text(Array("a\tb\r\nc\u{1D}d".utf8)), "a\tb\r\nc\u{1D}d", "TAB, CR, LF, GS are text")
         XCTAssertEqual(PayloadText.text([0x41, 0x07]), "A\u{07}", "valid UTF-8 stays text")
         XCTAssertNil(PayloadText.text([0x41, 0x07, 0xFF]), "not UTF-8, and a control character as Latin-1: binary")

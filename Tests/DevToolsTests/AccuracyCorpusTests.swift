@@ -61,7 +61,7 @@ final class AccuracyCorpusTests: XCTestCase {
         let raw = zbar_image_scanner_create()!
         defer { zbar_image_scanner_destroy(raw) }
         zbar_image_scanner_set_config(raw, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in Configuration().symbologies { zbar_image_scanner_set_config(raw, s.zbarType, ZBAR_CFG_ENABLE, 1) }
+        for type in Configuration().symbologies.compactMap(\.zbarType) { zbar_image_scanner_set_config(raw, type, ZBAR_CFG_ENABLE, 1) }
         var rawPhantoms: [String] = []
         for (picture, want, name) in sequence {
             let image = zbar_image_create()!

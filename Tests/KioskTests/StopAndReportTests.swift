@@ -126,6 +126,34 @@ final class StopAndReportTests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: out).map { Array($0) }, shiftJIS, "\(lines.all)")
     }
 
+    /// Payloads without an ECI in other character sets: the log shows the text the guess gives
+    /// (zxing's guessEncoding), the scan program gets the bytes as encoded.
+    func testEachCharacterSetIsShownAsTextAndItsBytesGoToTheProgram() throws {
+        let payloads: [([UInt8], String)] = [
+            ([0xC3, 0xDE, 0xBB, 0xDE, 0xB2, 0xDD], "ﾃﾞｻﾞｲﾝ"),
+            (Array("ORDER 4711 ".utf8) + [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA, 0x82, 0xCC, 0x83, 0x65, 0x83, 0x4C, 0x83, 0x58, 0x83, 0x67], "ORDER 4711 日本語のテキスト"),
+            (Array("Caf".utf8) + [0xE9, 0x20, 0x5A, 0xFC, 0x72, 0x69, 0x63, 0x68], "Café Zürich"),
+            (Array("Grüße, 東京 ✓".utf8), "Grüße, 東京 ✓"),
+        ]
+        for (index, (bytes, text)) in payloads.enumerated() {
+            let out = folder.appendingPathComponent("stdin-\(index)").path
+            let program = folder.appendingPathComponent("hook-\(index).sh").path
+            try "#!/bin/sh\ncat > '\(out)'\n".write(toFile: program, atomically: true, encoding: .utf8)
+            chmod(program, 0o755)
+            let lines = Lines()
+            let logger = Logger { lines.add($0) }
+            let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger)
+            let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: bytes, moduleSize: 4)),
+                                  door: nil, hook: hook, logger: logger, stop: StopSignal())
+            _ = try svc.run()
+            let end = monotonicNanoseconds() + 10_000_000_000
+            while hook.finished < 1 && monotonicNanoseconds() < end { usleep(5_000) }
+            hook.shutDown()
+            XCTAssertEqual(lines.of("scan").first?["data"], text, "\(lines.all)")
+            XCTAssertEqual(FileManager.default.contents(atPath: out).map { Array($0) }, bytes, text)
+        }
+    }
+
     /// Flat frames are skipped by the gate, except a camera's first: after a reopen, the new
     /// camera's first frame is decoded too.
     func testAReopenedCameraHasItsFirstFrameDecoded() throws {

@@ -32,7 +32,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.format, .auto)
         XCTAssertEqual(c.mount, Mount())
         XCTAssertEqual(c.uprightROI, NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))
-        XCTAssertEqual(c.symbologies, [.qrcode, .ean13, .ean8, .upca, .code128])
+        // interface.md: "measured" (README "Performance": what a door is shown, and what it costs).
+        XCTAssertEqual(c.symbologies, [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417])
         XCTAssertEqual(c.repeatMs, 3000)
         XCTAssertEqual(c.gpioChip, "gpiochip0")
         XCTAssertNil(c.torchLine)
@@ -118,7 +119,10 @@ final class ConfigurationTests: XCTestCase {
         assertAccepted("KIOSK_SYMBOLOGIES", "qrcode") { $0.symbologies == [.qrcode] }
         assertAccepted("KIOSK_SYMBOLOGIES", "EAN13, code128,ean13") { $0.symbologies == [.ean13, .code128] }
         assertAccepted("KIOSK_SYMBOLOGIES", "databar-exp,i25") { $0.symbologies == [.databarExp, .i25] }
-        for bad in ["qr", "qrcode,,ean13", "qrcode,aztec", ","] { assertRejected("KIOSK_SYMBOLOGIES", bad) }
+        assertAccepted("KIOSK_SYMBOLOGIES", "qrcode,aztec,datamatrix,pdf417,microqr") {
+            $0.symbologies == [.qrcode, .aztec, .datamatrix, .pdf417, .microqr]
+        }
+        for bad in ["qr", "qrcode,,ean13", "qrcode,maxicode", "data-matrix", ","] { assertRejected("KIOSK_SYMBOLOGIES", bad) }
     }
 
     func testNumbersWithRanges() {

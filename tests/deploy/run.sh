@@ -195,7 +195,7 @@ check deb-control "Package, Version ($version), Architecture ($arch), Maintainer
            && [ "$(dpkg-deb --field "$1" Architecture)" = "$3" ] && [ -n "$(dpkg-deb --field "$1" Maintainer)" ] \
            && [ -n "$(dpkg-deb --field "$1" Description)" ] || { dpkg-deb --field "$1"; exit 1; }' _ "$deb" "$version" "$arch"
 check deb-depends "Depends: the runtime libraries and adduser, nothing from /opt/swift" \
-  bash -c 'd=$(dpkg-deb --field "$1" Depends); for p in adduser libc6 libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4; do
+  bash -c 'd=$(dpkg-deb --field "$1" Depends); for p in adduser libc6 libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libzxing2; do
              grep -Eq "(^|, )$p( |,|$)" <<<"$d" || { echo "no $p in: $d"; exit 1; }; done
            ! grep -qi swift <<<"$d" || { echo "$d"; exit 1; }' _ "$deb"
 check deb-contents "binary, unit, conffile and docs where Debian wants them, owned by root" \

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+import Camera
+import CZbar
+import CZXing
+import Decoder
+import Policy
+import Scene
+import TestSupport
+import XCTest
+import ZintDrawing
+
+/// zxing-cpp as the second reader: the codes zbar cannot read (Aztec, Data Matrix, PDF417, Micro
+/// QR) drawn by zint, inside and outside the ROI for every mount; the payload's text for both
+/// readers; the 1D confirmation rule.
+final class SecondReaderTests: XCTestCase {
+    let uprightROI = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
+
+    struct Case {
+        var name: String
+        var picture: GrayImage
+        var text: String
+        var symbology: Symbology
+    }
+
+    /// A rail ticket's Aztec code, a parcel's Data Matrix, a boarding pass's PDF417, a Micro QR.
+    func cases() throws -> [Case] {
+        let pass = "M1DOE/JOHN            EABC123 FRAJFKLH 0400 123Y012A0001 100"
+        return [
+            Case(name: "Aztec", picture: try ZintImage.render(.aztec, text: "TICKET-8842-ZURICH-BERN", moduleSize: 4),
+                 text: "TICKET-8842-ZURICH-BERN", symbology: .aztec),
+            Case(name: "Data Matrix", picture: try ZintImage.render(.dataMatrix, text: "PARCEL 00340434161094001234", moduleSize: 4),
+                 text: "PARCEL 00340434161094001234", symbology: .datamatrix),
+            Case(name: "PDF417", picture: try ZintImage.render(.pdf417, text: pass, moduleSize: 2), text: pass, symbology: .pdf417),
+            Case(name: "Micro QR", picture: try ZintImage.render(.microQR, text: "BADGE-7", moduleSize: 5), text: "BADGE-7", symbology: .microqr),
+        ]
+    }
+
+    func sensorFrame(upright: GrayImage, mount: Mount) -> GrayImage {
+        let unturned = rotatedClockwise(upright, quarterTurns: -mount.rotation.rawValue / 90)
+        return mount.mirrored ? mirroredLeftRight(unturned) : unturned
+    }
+
+    func upright(with picture: GrayImage, centreX: Int, centreY: Int) -> GrayImage {
+        var scene = GrayImage(width: 640, height: 480, fill: 200)
+        scene.paste(picture, x: centreX - picture.width / 2, y: centreY - picture.height / 2)
+        return scene
+    }
+
+    /// The service's own symbology list plus the one drawn: each name goes to the reader that reads it.
+    func symbologies(_ c: Case) -> [Symbology] {
+        var list = Configuration().symbologies
+        if !list.contains(c.symbology) { list.append(c.symbology) }
+        return list
+    }
+
+    func testCodesZbarCannotReadAreReadInsideTheROIForEveryMount() throws {
+        for c in try cases() {
+            XCTAssertLessThanOrEqual(c.picture.width, 320, c.name)
+            XCTAssertLessThanOrEqual(c.picture.height, 240, c.name)
+            let scene = upright(with: c.picture, centreX: 320, centreY: 240)
+            for mount in Mount.all {
+                let sensor = sensorFrame(upright: scene, mount: mount)
+                let roi = mount.sensorROI(fromUpright: uprightROI, sensorWidth: sensor.width, sensorHeight: sensor.height)
+                let scanner = BarcodeScanner(symbologies: symbologies(c), mount: mount)
+                let found = scanner.scan(sensor, in: roi)
+                XCTAssertEqual(found.map(\.text), [c.text], "\(c.name) inside the ROI, \(mount)")
+                XCTAssertEqual(found.first?.symbology, c.symbology, "\(c.name), \(mount)")
+                XCTAssertEqual(scanner.counters.wins[.zxing], 1, "\(c.name): zxing read it, \(mount)")
+                // Its outline is in sensor pixels, inside the ROI, around the code's centre.
+                let outline = try XCTUnwrap(found.first?.location)
+                XCTAssertTrue(roi.encloses(outline), "\(c.name) \(mount): \(outline) in \(roi)")
+                let cx = outline.map(\.x).reduce(0, +) / outline.count, cy = outline.map(\.y).reduce(0, +) / outline.count
+                let centre = mount.sensorROI(fromUpright: NormalizedRect(x: 0.5, y: 0.5, width: 0, height: 0),
+                                             sensorWidth: sensor.width, sensorHeight: sensor.height)
+                XCTAssertLessThan(abs(cx - centre.x) + abs(cy - centre.y), 12, "\(c.name) \(mount): outline \(outline)")
+            }
+        }
+    }
+
+    func testCodesZbarCannotReadAreNeverReadOutsideTheROI() throws {
+        for c in try cases() {
+            // Upright, the ROI spans x 160-480, y 120-360: the code sits in the band below it.
+            let scene = upright(with: c.picture, centreX: 320, centreY: 360 + 2 + c.picture.height / 2)
+            XCTAssertLessThanOrEqual(360 + 2 + c.picture.height, 480, c.name)
+            for mount in Mount.all {
+                let sensor = sensorFrame(upright: scene, mount: mount)
+                let roi = mount.sensorROI(fromUpright: uprightROI, sensorWidth: sensor.width, sensorHeight: sensor.height)
+                let scanner = BarcodeScanner(symbologies: symbologies(c), mount: mount)
+                XCTAssertEqual(scanner.scan(sensor, in: roi), [], "\(c.name) outside the ROI, \(mount)")
+                // The band below the ROI, scanned, holds a readable code: the ROI kept it out.
+                let band = mount.sensorROI(fromUpright: NormalizedRect(x: 0.25, y: 0.75, width: 0.5, height: 0.25),
+                                           sensorWidth: sensor.width, sensorHeight: sensor.height)
+                XCTAssertEqual(BarcodeScanner(symbologies: symbologies(c), mount: mount).scan(sensor, in: band).map(\.text), [c.text],
+                               "\(c.name) in the band below the ROI, \(mount)")
+            }
+        }
+    }
+
+    /// zxing-cpp 1.4 finds an Aztec code only near the middle of what it is given: one held to a
+    /// side of the ROI is found by the second read, centred on the region's edges.
+    func testAnAztecCodeHeldOffCentreInTheROIIsRead() throws {
+        let code = try ZintImage.render(.aztec, text: "OFF-CENTRE-TICKET", moduleSize: 4)
+        for dx in [-100, -60, 60, 100] {
+            let scene = upright(with: code, centreX: 320 + dx, centreY: 240)
+            for mount in [Mount(), Mount(rotation: .quarter, mirrored: true)] {
+                let sensor = sensorFrame(upright: scene, mount: mount)
+                let roi = mount.sensorROI(fromUpright: uprightROI, sensorWidth: sensor.width, sensorHeight: sensor.height)
+                XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode, .aztec], mount: mount).scan(sensor, in: roi).map(\.text),
+                               ["OFF-CENTRE-TICKET"], "dx \(dx), \(mount)")
+            }
+        }
+    }
+
+    /// Each name goes to the reader that reads it: with only zbar's names, an Aztec code in the ROI
+    /// is not read; with `aztec` only, zbar is never asked.
+    func testTheSymbologyListDecidesTheReaders() throws {
+        let aztec = upright(with: try ZintImage.render(.aztec, text: "ROUTED", moduleSize: 4), centreX: 320, centreY: 240)
+        let roi = PixelRect(x: 160, y: 120, width: 320, height: 240)
+        XCTAssertEqual(BarcodeScanner(symbologies: [.qrcode, .ean13]).scan(aztec, in: roi), [])
+        let only = BarcodeScanner(symbologies: [.aztec])
+        XCTAssertTrue(only.zbarSymbologies.isEmpty)
+        XCTAssertEqual(only.zxing?.symbologies, [.aztec])
+        XCTAssertEqual(only.scan(aztec, in: roi).map(\.text), ["ROUTED"])
+        XCTAssertNil(BarcodeScanner(symbologies: [.isbn10]).zxing, "zxing reads no ISBN-10 of its own")
+        XCTAssertEqual(Symbology.allCases.filter { $0.zbarType == nil && $0.zxingFormat == nil }, [], "every name has a reader")
+    }
+
+    /// zxing is asked only after plain zbar found nothing (what its second opinion wins is
+    /// measured on the photographs: CorpusTests, README "Accuracy").
+    func testZxingIsAskedOnlyWhenPlainZbarFindsNothing() throws {
+        let qr = upright(with: try QRCodeImage.render("FIRST-READER", moduleSize: 4), centreX: 320, centreY: 240)
+        let scanner = BarcodeScanner(symbologies: [.qrcode, .aztec])
+        XCTAssertEqual(scanner.scan(qr, in: PixelRect(x: 160, y: 120, width: 320, height: 240)).map(\.text), ["FIRST-READER"])
+        XCTAssertEqual(scanner.counters.plainWins, 1)
+        XCTAssertNil(scanner.counters.runs[.zxing])
+    }
+
+    /// The names the `scan` event carries: zbar's own where zbar reads the symbology, zxing's own
+    /// for the others.
+    func testSymbologyNamesAreTheReadersOwn() {
+        for s in Symbology.allCases {
+            if let type = s.zbarType {
+                XCTAssertEqual(s.displayName, String(cString: zbar_get_symbol_name(type)), "\(s)")
+            } else {
+                XCTAssertEqual(s.displayName, ZXingReader.name(s.zxingFormat!), "\(s)")
+            }
+        }
+        XCTAssertTrue(["1.4.0", "2.3.0"].contains(ZXingReader.version) || ZXingReader.version.hasPrefix("2."), ZXingReader.version)
+    }
+
+    /// zxing-cpp 1.4 (Debian builds it with its assertions) aborted the process when a linear
+    /// code was found in two layers of its downscaled pyramid, i.e. in a picture whose smaller
+    /// side is 500 pixels or more (the shim reads linear codes there without the pyramid).
+    func testALinearCodeInALargePictureIsRead() throws {
+        var scene = GrayImage(width: 1200, height: 900, fill: 255)
+        let ean = try Barcode1D.render(symbology: .ean13, data: "4006381333931", moduleWidth: 6, height: 300)
+        scene.paste(ean, x: (1200 - ean.width) / 2, y: 300)
+        let zxing = try XCTUnwrap(ZXingReader(symbologies: [.ean13, .qrcode, .aztec], minLineCount: 2))
+        let codes = scene.withLumaPlane { zxing.read($0, in: PixelRect(x: 0, y: 0, width: 1200, height: 900)) }
+        XCTAssertEqual(codes.map(\.symbol.text), ["4006381333931"])
+    }
+
+    // MARK: - text
+
+    /// Payloads without an ECI (libqrencode's 8-bit mode writes the bytes as given) and the text
+    /// each must come out as, from either reader, with the exact bytes kept.
+    static let payloads: [(name: String, bytes: [UInt8], text: String)] = [
+        ("Shift-JIS half-width katakana", [0xC3, 0xDE, 0xBB, 0xDE, 0xB2, 0xDD], "ﾃﾞｻﾞｲﾝ"),
+        ("Shift-JIS double-byte after ASCII", Array("ORDER 4711 ".utf8) + [0x93, 0xFA, 0x96, 0x7B, 0x8C, 0xEA, 0x82, 0xCC, 0x83, 0x65, 0x83, 0x4C, 0x83, 0x58, 0x83, 0x67],
+         "ORDER 4711 日本語のテキスト"),
+        ("ISO-8859-1", Array("Caf".utf8) + [0xE9, 0x20, 0x47, 0x72, 0xFC, 0xDF, 0x65, 0x2C, 0x20, 0x5A, 0xFC, 0x72, 0x69, 0x63, 0x68], "Café Grüße, Zürich"),
+        ("UTF-8", Array("Grüße, 東京 ✓".utf8), "Grüße, 東京 ✓"),
+    ]
+
+    func testPayloadsWithoutECIComeOutAsTheRightTextFromEitherReader() throws {
+        let roi = PixelRect(x: 0, y: 0, width: 320, height: 320)
+        for p in SecondReaderTests.payloads {
+            var scene = GrayImage(width: 320, height: 320, fill: 255)
+            let qr = try QRCodeImage.render(bytes: p.bytes, moduleSize: 4)
+            scene.paste(qr, x: (320 - qr.width) / 2, y: (320 - qr.height) / 2)
+            let byZbar = BarcodeScanner(symbologies: [.qrcode]).scan(scene, in: roi)
+            XCTAssertEqual(byZbar.map(\.text), [p.text], "\(p.name), zbar")
+            XCTAssertEqual(byZbar.first?.bytes, p.bytes, "\(p.name), zbar: the exact bytes")
+            let zxing = try XCTUnwrap(ZXingReader(symbologies: [.qrcode]))
+            let byZxing = scene.withLumaPlane { zxing.read($0, in: roi) }.map(\.symbol)
+            XCTAssertEqual(byZxing.map(\.text), [p.text], "\(p.name), zxing")
+            XCTAssertEqual(byZxing.first?.bytes, p.bytes, "\(p.name), zxing: the exact bytes")
+        }
+    }
+
+    /// With an ECI, zxing's text follows it (ISO-8859-1 under ECI 3 although the guess would say
+    /// otherwise for these bytes), and the bytes are kept as encoded.
+    func testZxingFollowsTheECI() throws {
+        let katakanaBytes: [UInt8] = [0xC3, 0xDE, 0xBB, 0xDE, 0xB2, 0xDD]
+        var scene = GrayImage(width: 320, height: 320, fill: 255)
+        let qr = try QRCodeImage.render(bytes: katakanaBytes, eci: 3, moduleSize: 4)
+        scene.paste(qr, x: (320 - qr.width) / 2, y: (320 - qr.height) / 2)
+        let zxing = try XCTUnwrap(ZXingReader(symbologies: [.qrcode]))
+        let found = scene.withLumaPlane { zxing.read($0, in: PixelRect(x: 0, y: 0, width: 320, height: 320)) }.map(\.symbol)
+        XCTAssertEqual(found.map(\.text), ["ÃÞ»Þ²Ý"], "ECI 3 says ISO-8859-1")
+        XCTAssertEqual(found.first?.bytes, katakanaBytes)
+    }
+
+    // MARK: - 1D confirmation
+
+    /// An EAN-13 one pixel row tall, beside a patch of bars no reader can read (so that the
+    /// region passes the structure test and every pass runs): any reader sees the EAN on one scan
+    /// line only.
+    func oneLineEAN() throws -> GrayImage {
+        let ean = try Barcode1D.render(symbology: .ean13, data: "4006381333931", moduleWidth: 2, height: 1)
+        var scene = GrayImage(width: 320, height: 160, fill: 255)
+        scene.paste(ean, x: (320 - ean.width) / 2, y: 40)
+        for y in 90..<130 {
+            for x in 40..<280 where (x / 3 + (x * 7 + y / 10) % 5) % 2 == 0 { scene[x, y] = 0 }
+        }
+        return scene
+    }
+
+    func testA1DReadingSeenOnceOnOneScanLineIsNotReported() throws {
+        let scene = try oneLineEAN()
+        let whole = PixelRect(x: 0, y: 0, width: scene.width, height: scene.height)
+        // zxing does read it, on one line.
+        let zxing = try XCTUnwrap(ZXingReader(symbologies: [.ean13]))
+        let codes = scene.withLumaPlane { zxing.read($0, in: whole) }
+        XCTAssertEqual(codes.map(\.symbol.text), ["4006381333931"])
+        XCTAssertEqual(codes.first?.lineCount, 1)
+        // The scanner, every pass allowed: not reported on one line in one frame.
+        let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
+        XCTAssertEqual(scanner.scan(scene), [], "one line, one frame: not reported")
+        XCTAssertEqual(scanner.counters.runs[.zxing], 1, "zxing ran")
+        XCTAssertGreaterThanOrEqual(scanner.counters.unconfirmed1D, 1, "and its reading was held back")
+        // Seen again in the next frame, it is confirmed.
+        XCTAssertEqual(scanner.scan(scene).map(\.text), ["4006381333931"], "the second frame confirms it")
+        // A fresh scanner never saw the first frame.
+        XCTAssertEqual(BarcodeScanner(symbologies: Configuration().symbologies).scan(scene), [])
+    }
+
+    func testA1DCodeOnManyLinesIsReportedAtOnce() throws {
+        let ean = try Barcode1D.render(symbology: .ean13, data: "4006381333931", moduleWidth: 2, height: 40)
+        var scene = GrayImage(width: 320, height: 120, fill: 255)
+        scene.paste(ean, x: (320 - ean.width) / 2, y: 40)
+        XCTAssertEqual(BarcodeScanner(symbologies: Configuration().symbologies).scan(scene).map(\.text), ["4006381333931"])
+        let zxing = try XCTUnwrap(ZXingReader(symbologies: [.ean13]))
+        scene.withLumaPlane { luma in
+            let codes = zxing.read(luma, in: PixelRect(x: 0, y: 0, width: 320, height: 120))
+            XCTAssertEqual(codes.map(\.symbol.text), ["4006381333931"])
+            XCTAssertGreaterThanOrEqual(codes.first?.lineCount ?? 0, ZXingReader.confirmingLines)
+        }
+    }
+}
