@@ -29,7 +29,7 @@ final class PatternPlayerTests: XCTestCase {
         clock.advance(to: 7)
         player.play(onOffMilliseconds: [1, 2, 3])
         clock.advance(toMs: 100)
-        XCTAssertEqual(timeline.edges(offset: 18).map(\.ns), [0, 7, 7 + 1_000_000, 7 + 3_000_000, 7 + 6_000_000])
+        XCTAssertEqual(timeline.edges(offset: 18).map(\.ns), [0, 7, 7 + 1_000_000, 7 + 3_000_000, 7 + 6_000_000] as [UInt64])
     }
 
     func testActiveLowInvertsTheLevels() throws {
