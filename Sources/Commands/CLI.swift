@@ -84,7 +84,7 @@ public enum KioskCommand {
                             journal: SystemdJournal.stderrIsJournal(environment) ? SystemdJournal() : nil)
         for w in reading.warnings {
             var fields: [(String, LogValue)] = [("var", .text(w.variable)), ("value", .text(w.value)),
-                                                ("reason", "not a kiosk setting; ignored")]
+                                                ("reason", .text(w.reason ?? "not a kiosk setting; ignored"))]
             if let s = w.suggestion { fields.append(("did_you_mean", .text(s))) }
             logger.log(.warning, "config_warning", fields: fields)
         }

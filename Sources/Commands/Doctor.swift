@@ -269,7 +269,10 @@ extension KioskCommand {
             for e in reading.errors { print("FAIL configuration: \(e.variable)=\(e.value): expected \(e.expected)") }
             return ExitStatus.failure
         }
-        for w in reading.warnings { print("WARN configuration: \(w.variable) is not a kiosk setting\(w.suggestion.map { " (did you mean \($0)?)" } ?? "")") }
+        for w in reading.warnings {
+            if let reason = w.reason { print("WARN configuration: \(w.variable): \(reason)"); continue }
+            print("WARN configuration: \(w.variable) is not a kiosk setting\(w.suggestion.map { " (did you mean \($0)?)" } ?? "")")
+        }
         let checks = Doctor(configuration: reading.configuration).run()
         for c in checks { print(c.line) }
         return checks.contains { $0.verdict == .fail } ? ExitStatus.failure : ExitStatus.ok
