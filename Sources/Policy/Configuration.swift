@@ -138,6 +138,12 @@ public struct ConfigError: Error, Equatable {
     public var variable: String
     public var value: String
     public var expected: String
+
+    public init(variable: String, value: String, expected: String) {
+        self.variable = variable
+        self.value = value
+        self.expected = expected
+    }
 }
 
 /// A `KIOSK_*` name the kiosk does not know: probably a typo, so it is said, not ignored.
