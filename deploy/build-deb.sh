@@ -111,6 +111,8 @@ grep -q '^ExecStart=/usr/bin/kiosk run$' "$root/lib/systemd/system/kiosk.service
 sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kiosk|' \
     "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
 install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
+# The unit's drop-in for a kiosk with a broker: not active, copied by the installer (README).
+install -D -m 0644 "$repo/deploy/mqtt.conf" "$root/usr/share/kiosk/mqtt.conf"
 gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk/README.md.gz"
 # The libcamera plugin's source (README, "A Camera Module"): built on the Pi against its own
 # libcamera with `make -C /usr/share/kiosk/libcamera-plugin install`; never built into the package.
@@ -136,7 +138,8 @@ Comment: What usr/bin/kiosk holds or loads besides the kiosk's own code:
  /usr/share/doc/PACKAGE/copyright): zbar (libzbar0, LGPL-2.1+), libv4l2 and libv4lconvert
  (libv4l-0, LGPL-2.1+), libgpiod (libgpiod2 or libgpiod3, LGPL-2.1+), libpng (libpng16-16,
  libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+),
- zxing-cpp (libzxing2 or libzxing3, Apache-2.0), the
+ zxing-cpp (libzxing2 or libzxing3, Apache-2.0), libmosquitto (libmosquitto1, EPL-2.0 or EDL-1.0)
+ with OpenSSL (libssl3, Apache-2.0), the
  C and C++ runtimes (libc6, libstdc++6, libgcc-s1: LGPL-2.1+, and GPL-3+ with the GCC Runtime
  Library Exception).
 

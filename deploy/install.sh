@@ -12,7 +12,8 @@
 # What it installs (PREFIX=/usr/local unless set):
 #   $PREFIX/bin/kiosk, $PREFIX/share/doc/kiosk/README.md, /etc/systemd/system/kiosk.service
 #   (ExecStart pointed at $PREFIX/bin/kiosk), /etc/default/kiosk from deploy/kiosk.env, never
-#   overwriting an existing one.
+#   overwriting an existing one; /etc/systemd/system/kiosk.service.d/mqtt.conf (the network for
+#   the broker) when /etc/default/kiosk sets KIOSK_MQTT_URL, removed when it does not.
 # On the machine itself (DESTDIR empty) it also installs the runtime Debian packages, creates the
 # `kiosk` system user in the `video` and `gpio` groups (creating the groups when missing) and, when
 # systemd is running, enables the service and starts it (restarts it when a file changed).
@@ -26,8 +27,8 @@ set -euo pipefail
 # the 64-bit time_t transition, and ships libgpiod v2 as libgpiod3).
 . /etc/os-release 2>/dev/null || true
 case "${VERSION_CODENAME:-}" in
-  bookworm) RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0 libzxing2" ;;
-  *) RUNTIME_PACKAGES="libzbar0t64 libv4l-0t64 libgpiod3 libpng16-16t64 libqrencode4 libsystemd0 libzxing3" ;;
+  bookworm) RUNTIME_PACKAGES="libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libsystemd0 libzxing2 libmosquitto1" ;;
+  *) RUNTIME_PACKAGES="libzbar0t64 libv4l-0t64 libgpiod3 libpng16-16t64 libqrencode4 libsystemd0 libzxing3 libmosquitto1" ;;
 esac
 DESTDIR=${DESTDIR:-}
 PREFIX=${PREFIX:-/usr/local}
@@ -64,6 +65,7 @@ doc_dir=$PREFIX/share/doc/kiosk
 plugin_dir=$PREFIX/share/kiosk/libcamera-plugin
 env_path=/etc/default/kiosk
 state_dir=/var/lib/kiosk
+dropin_path=/etc/systemd/system/kiosk.service.d/mqtt.conf
 changed=0
 systemd_up() { [ -z "$DESTDIR" ] && [ -d /run/systemd/system ]; }
 
@@ -93,8 +95,12 @@ if [ "$mode" = uninstall ]; then
   fi
   remove "$bin_path"
   remove "$unit_path"
+  remove "$dropin_path"
+  rmdir "$DESTDIR${dropin_path%/*}" 2>/dev/null || true
   remove "$doc_dir"
   remove "$plugin_dir"
+  remove "$PREFIX/share/kiosk/mqtt.conf"
+  rmdir "$DESTDIR$PREFIX/share/kiosk" 2>/dev/null || true
   if [ "$purge" = 1 ]; then
     remove "$env_path"
     remove "$state_dir"
@@ -150,6 +156,16 @@ else
   put "$repo/deploy/kiosk.env" "$env_path" 644
 fi
 put "$repo/deploy/kiosk.env" "$doc_dir/kiosk.env" 644
+put "$repo/deploy/mqtt.conf" "$PREFIX/share/kiosk/mqtt.conf" 644
+# The network only for a kiosk with a broker: the drop-in follows KIOSK_MQTT_URL (uncommented,
+# not empty) in /etc/default/kiosk.
+if grep -Eq '^[[:space:]]*(export[[:space:]]+)?KIOSK_MQTT_URL=[^[:space:]#]' "$DESTDIR$env_path" 2>/dev/null; then
+  put "$repo/deploy/mqtt.conf" "$dropin_path" 644
+elif [ -e "$DESTDIR$dropin_path" ]; then
+  remove "$dropin_path"
+  rmdir "$DESTDIR${dropin_path%/*}" 2>/dev/null || true
+  changed=1
+fi
 # The libcamera plugin's source, as the package ships it (README, "A Camera Module").
 for f in plugins/libcamera/Makefile plugins/libcamera/kiosk_libcamera.cpp plugins/libcamera/lc-probe.c \
          Sources/CLibcamera/include/kiosk_libcamera.h Sources/CLibcamera/loader.c; do

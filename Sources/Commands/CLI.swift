@@ -4,6 +4,7 @@ import Decoder
 import GPIO
 import Glibc
 import Kiosk
+import MQTT
 import Platform
 import Policy
 import Systemd
@@ -40,6 +41,7 @@ public enum KioskCommand {
         case "--version", "-V":
             print("kiosk \(kioskVersion)")
             print(LibgpiodChip.libraryVersion)
+            print("libmosquitto \(BrokerLink.libraryVersion)")
             return ExitStatus.ok
         default:
             return usageError("unknown command '\(args[0])'")
@@ -84,7 +86,7 @@ public enum KioskCommand {
                             journal: SystemdJournal.stderrIsJournal(environment) ? SystemdJournal() : nil)
         for w in reading.warnings {
             var fields: [(String, LogValue)] = [("var", .text(w.variable)), ("value", .text(w.value)),
-                                                ("reason", "not a kiosk setting; ignored")]
+                                                ("reason", .text(w.reason ?? "not a kiosk setting; ignored"))]
             if let s = w.suggestion { fields.append(("did_you_mean", .text(s))) }
             logger.log(.warning, "config_warning", fields: fields)
         }
@@ -96,7 +98,12 @@ public enum KioskCommand {
 
     static func check(environment: [String: String]) -> Int32 {
         let reading = Configuration.read(environment: environment)
-        guard readConfiguration(environment) != nil else { return ExitStatus.config }
+        guard let (config, logger) = readConfiguration(environment) else { return ExitStatus.config }
+        // The files the MQTT settings name: readable (the password itself is never printed).
+        if config.isMQTT, case .failure(let problems) = FleetSetup.settings(config, environment) {
+            for e in problems.list { logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)]) }
+            return ExitStatus.config
+        }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {
             let line = "\(s.variable)=\(s.value)"
@@ -136,6 +143,41 @@ public enum KioskCommand {
         }
         defer { withExtendedLifetime(signals) {} }
 
+        // The building's broker: its own threads, its spool opened now (a folder the kiosk cannot
+        // write is said at start, not at the first scan). Stopped on every way out, after the
+        // outputs (the defers below run first): on a signal within the contract's second.
+        var fleetLink: BrokerLink?
+        var fleetGraceNs = KioskCommand.fleetGraceOnSignalNs
+        if config.isMQTT {
+            let settings: BrokerSettings
+            switch FleetSetup.settings(config, environment) {
+            case .success(let s): settings = s
+            case .failure(let problems):
+                for e in problems.list { logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)]) }
+                return ExitStatus.config
+            }
+            let folder = FleetSetup.spoolDirectory(environment)
+            let spool: Spool
+            do {
+                spool = try Spool(directory: folder, capacity: config.mqttQueue)
+            } catch {
+                logger.error("mqtt_spool_unavailable", ["directory": .text(folder), "error": .text(String(describing: error)),
+                                                        "hint": "the kiosk keeps its scan events there while the broker is away: set STATE_DIRECTORY (systemd's StateDirectory=kiosk does) or make /var/lib/kiosk writable"])
+                return ExitStatus.unavailable
+            }
+            if spool.count > 0 || spool.ignoredLines > 0 {
+                logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
+            }
+            let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
+            link.start()
+            fleetLink = link
+        }
+        defer {
+            if let fleetLink {
+                fleetLink.stop(graceNs: fleetGraceNs, limitNs: fleetGraceNs == KioskCommand.fleetGraceOnSignalNs ? KioskCommand.fleetLimitOnSignalNs : nil)
+            }
+        }
+
         let lines: OutputLines
         do {
             lines = try OutputLines(config, logger: logger)
@@ -171,10 +213,11 @@ public enum KioskCommand {
             source = makeSource(config)
         }
 
+        let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
         let service = ScanService(configuration: config, source: source, door: door, hook: hook, torch: torch,
                                   notifier: SystemdNotifier(),
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
-                                  logger: logger, stop: stop, processStartNs: processStartNs)
+                                  fleet: fleet, logger: logger, stop: stop, processStartNs: processStartNs)
         service.onReport = { symbol, _ in demoScene?.record(symbol) }
         if !config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
@@ -193,11 +236,22 @@ public enum KioskCommand {
             return ExitStatus.unavailable
         }
         logger.info("stop", ["reason": .text(reason.logText), "frames": .int(service.frames), "decoded": .int(service.decoded)])
+        // A replay's end is no signal: the broker gets the time to take what is queued.
+        if case .sourceEnded = reason { fleetGraceNs = KioskCommand.fleetGraceAtEndNs }
         if let demoScene, case .sourceEnded = reason {
             return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: torch?.changes ?? 0)
         }
         return ExitStatus.ok
     }
+
+    /// On SIGTERM the kiosk stops within a second (interface.md): the frame loop notices the
+    /// signal within its 100 ms poll and the outputs go off in a few ms, so the broker gets 0.5 s
+    /// to take what is queued (on a LAN a few ms when connected) and the link 0.7 s in all; what
+    /// it has not acknowledged by then stays in the spool for the next start.
+    static let fleetGraceOnSignalNs: UInt64 = 500_000_000
+    static let fleetLimitOnSignalNs: UInt64 = 700_000_000
+    /// At the end of a replay (no one waiting on a stop): BrokerLink's own 2 s.
+    static let fleetGraceAtEndNs: UInt64 = 2_000_000_000
 
     static func makeSource(_ config: Configuration) -> FrameSource {
         switch config.camera {

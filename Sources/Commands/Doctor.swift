@@ -4,6 +4,7 @@ import Decoder
 import GPIO
 import Glibc
 import Kiosk
+import MQTT
 import Platform
 import Policy
 import Systemd
@@ -30,6 +31,11 @@ public struct Doctor {
     /// `systemctl` answers, when systemd runs this machine.
     public var systemdState: () -> (active: String, enabled: String)? = Doctor.kioskUnitState
 
+    /// The environment the configuration came from: the password's credential, the spool's folder.
+    public var environment: [String: String] = [:]
+    /// Asks the broker (DNS, TCP, TLS, login); tests may pass a shorter timeout.
+    public var brokerTimeoutNs: UInt64 = 5_000_000_000
+
     public init(configuration: Configuration) { self.configuration = configuration }
 
     public func run() -> [Check] {
@@ -37,6 +43,7 @@ public struct Doctor {
         checks += camera()
         checks += gpio()
         checks += door()
+        checks += mqtt()
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
@@ -221,6 +228,39 @@ public struct Doctor {
         return checks
     }
 
+    // MARK: the building's broker
+
+    /// With `KIOSK_MQTT_URL`: the settings and libmosquitto, the spool's folder, then the broker
+    /// itself step by step (`BrokerChecks`: dns, tcp, tls, login). Nothing without it. The
+    /// password is never shown: only the file it came from.
+    func mqtt() -> [Check] {
+        let c = configuration
+        guard let url = c.mqttURL else { return [] }
+        var checks: [Check] = []
+        let settings: BrokerSettings
+        switch FleetSetup.settings(c, environment) {
+        case .success(let s): settings = s
+        case .failure(let problems):
+            return problems.list.map { Check(verdict: .fail, subject: "mqtt", detail: "\($0.variable)=\($0.value): expected \($0.expected)") }
+        }
+        var login = "anonymous"
+        if let user = c.mqttUser {
+            login = "user \(user)" + (FleetSetup.passwordFile(c, environment).map { ", password from \($0)" } ?? " without a password")
+        }
+        let discovery = c.mqttDiscovery.map { "Home Assistant discovery under \($0)/" } ?? "no discovery"
+        checks.append(Check(verdict: .pass, subject: "mqtt", detail: "\(url) as client \(c.mqttClientID), \(login), topics \(c.mqttTopic)/{status,scan,state,stats}, \(discovery); libmosquitto \(BrokerLink.libraryVersion)"))
+        let folder = FleetSetup.spoolDirectory(environment)
+        if Glibc.access(folder, W_OK) == 0 {
+            checks.append(Check(verdict: .pass, subject: "mqtt spool", detail: "\(folder) is writable: up to \(c.mqttQueue) scan events wait there while the broker is away"))
+        } else {
+            checks.append(Check(verdict: .fail, subject: "mqtt spool", detail: "\(folder) is not writable (\(Errno.current.message)): the kiosk will not start; set STATE_DIRECTORY (systemd's StateDirectory=kiosk does) or run as the kiosk user"))
+        }
+        for b in BrokerChecks.run(settings, timeoutNs: brokerTimeoutNs) {
+            checks.append(Check(verdict: Verdict(rawValue: b.verdict.rawValue) ?? .fail, subject: "mqtt \(b.name)", detail: b.detail))
+        }
+        return checks
+    }
+
     /// How the kiosk sends a card to the controller, with a sample card's frame, grouped
     /// (parity, facility, card, parity): what an installer compares with the controller's log.
     static func wiegandSample(_ c: Configuration) -> String {
@@ -269,8 +309,13 @@ extension KioskCommand {
             for e in reading.errors { print("FAIL configuration: \(e.variable)=\(e.value): expected \(e.expected)") }
             return ExitStatus.failure
         }
-        for w in reading.warnings { print("WARN configuration: \(w.variable) is not a kiosk setting\(w.suggestion.map { " (did you mean \($0)?)" } ?? "")") }
-        let checks = Doctor(configuration: reading.configuration).run()
+        for w in reading.warnings {
+            if let reason = w.reason { print("WARN configuration: \(w.variable): \(reason)"); continue }
+            print("WARN configuration: \(w.variable) is not a kiosk setting\(w.suggestion.map { " (did you mean \($0)?)" } ?? "")")
+        }
+        var doctor = Doctor(configuration: reading.configuration)
+        doctor.environment = environment
+        let checks = doctor.run()
         for c in checks { print(c.line) }
         return checks.contains { $0.verdict == .fail } ? ExitStatus.failure : ExitStatus.ok
     }

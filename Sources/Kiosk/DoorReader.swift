@@ -106,7 +106,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     /// A code was reported (on the frame loop's thread; returns at once). The read pattern sounds,
     /// the Wiegand frame is queued (or skipped, with why); in hook mode the returned wait is what
     /// the scan program's end settles (`VerdictWait.programEnded`), or its deadline does.
-    public func reported(symbology: String, payload: [UInt8], frame: UInt64) -> VerdictWait? {
+    /// `onVerdict` hears the verdict too, once (the fleet's scan event carries it).
+    public func reported(symbology: String, payload: [UInt8], frame: UInt64,
+                         onVerdict: (@Sendable (Verdict) -> Void)? = nil) -> VerdictWait? {
         guard !isStopped else { return nil }
         sound(readPattern, for: "read")
         if let wiegand { sendWiegand(wiegand, payload: payload, symbology: symbology, frame: frame) }
@@ -114,6 +116,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         lock.withLock { pendingVerdicts += 1 }
         return VerdictWait(reportedNs: clock.now(), limitMs: verdictMs, clock: clock) { [weak self] verdict in
             self?.decided(verdict, symbology: symbology, frame: frame)
+            onVerdict?(verdict)
         }
     }
 

@@ -27,8 +27,9 @@ public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock
 }
 
 extension Configuration {
-    /// The configuration from this environment, `KIOSK_ON_SCAN` checked against the file system.
+    /// The configuration from this environment, `KIOSK_ON_SCAN` checked against the file system,
+    /// the default MQTT topic from this machine's name.
     public static func read(environment: [String: String]) -> ConfigurationReading {
-        read(environment: environment, isExecutableFile: Files.isExecutableFile)
+        read(environment: environment, isExecutableFile: Files.isExecutableFile, hostname: Files.hostname())
     }
 }

@@ -44,6 +44,8 @@ public final class ScanService {
     let torch: Torch?
     let notifier: ServiceNotifier?
     let stats: StatsReporter?
+    /// The building's broker (issue 17); nil: none configured.
+    let fleet: FleetReporter?
     let clock: Clock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -83,11 +85,12 @@ public final class ScanService {
     public static let loggedPayloadLimit = 512
 
     public init(configuration: Configuration, source: FrameSource, door: DoorReader?, hook: ScanHook? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, logger: Logger,
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil, logger: Logger,
                 stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
                 decodeDensity: Int = DecodePipeline.defaultDensity) {
         self.notifier = notifier
         self.stats = stats
+        self.fleet = fleet
         self.configuration = configuration
         self.source = source
         self.door = door
@@ -127,6 +130,8 @@ public final class ScanService {
     /// On every way out: the outputs inactive (the strike shut) before the service says it stops.
     private func finishing(because why: String) {
         door?.shutDown()
+        // The codes still waiting for a verdict go to the broker without one: none is lost.
+        fleet?.flush()
         notifier?.notify("STOPPING=1\nSTATUS=stopping (\(why))")
         stats?.finish(snapshot())
     }
@@ -135,7 +140,10 @@ public final class ScanService {
         guard try openAtStart() else { return stopping() }
         while true {
             if stop.requested != nil { return stopping() }
-            if let stats, stats.isDue(at: clock.now()) { stats.report(snapshot()) }
+            if let stats, stats.isDue(at: clock.now()) {
+                let fields = stats.report(snapshot())
+                if let fleet, let fields { fleet.link.publishStats(StatsMessage.json(fields)) }
+            }
             let wait: FrameWait
             do {
                 wait = try source.nextFrame(timeoutMs: ScanService.pollMilliseconds)
@@ -165,6 +173,16 @@ public final class ScanService {
 
     private func stopping() -> StopReason { .signal(stop.requested ?? "stop") }
 
+    /// The torch's switches the fleet has been told of.
+    private var torchChangesSeen = 0
+
+    /// Tells the fleet of a torch switch (a counter compare a frame; the link hears only changes).
+    private func fleetSeesTorch() {
+        guard let fleet, let torch, torch.changes != torchChangesSeen else { return }
+        torchChangesSeen = torch.changes
+        fleet.torch(on: torch.isOn)
+    }
+
     /// The figures for `stats` and the metrics file.
     public func snapshot() -> StatsSnapshot {
         var s = StatsSnapshot()
@@ -176,6 +194,7 @@ public final class ScanService {
         s.torchOn = torch?.isOn
         s.cpuNs = processCPUNanoseconds()
         s.atNs = clock.now()
+        s.fleet = fleet?.link.figures
         return s
     }
 
@@ -218,6 +237,8 @@ public final class ScanService {
         logger.warning("camera_lost", ["error": .text(error)])
         notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
+        fleetSeesTorch()
+        fleet?.camera(ok: false)
         door?.cameraLost()
         onCameraLost()
         skippedBefore += source.skippedFrames
@@ -235,6 +256,8 @@ public final class ScanService {
                 // first frame rather than compare it with the last frame of the old one.
                 decoding.resetGate()
                 torch?.resume(at: lastTimestampNs)
+                fleetSeesTorch()
+                fleet?.camera(ok: true)
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
                 lastFrameNs = clock.now()
                 return true
@@ -260,6 +283,7 @@ public final class ScanService {
         let ambient = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
         brightness = ambient
         torch?.observe(brightness: ambient, at: frame.timestampNs)
+        fleetSeesTorch()
         let roi = sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view)
         if frames == 1 {
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
@@ -314,7 +338,12 @@ public final class ScanService {
         fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
         logger.log(.info, "scan", fields: fields)
         let symbology = symbol.symbology.displayName
-        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence)
+        // To the building's broker: at once, or with verdicts on once the verdict is known.
+        let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence),
+                                      latencyMs: max(0, latencyMs), awaitsVerdict: door?.mode == .hook)
+        var onVerdict: (@Sendable (Verdict) -> Void)?
+        if let toFleet { onVerdict = { verdict in toFleet(verdict.result.rawValue) } }
+        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
         // The exact bytes of the symbol (a Shift-JIS QR code stays Shift-JIS), as promised.
         var onEnd: ScanHook.OnEnd?
         if let wait { onEnd = { end, atNs in wait.programEnded(end, at: atNs) } }

@@ -14,6 +14,8 @@ public struct StatsSnapshot: Equatable {
     /// Process CPU time (user + system), nanoseconds.
     public var cpuNs: UInt64 = 0
     public var atNs: UInt64 = 0
+    /// The broker link's counters; nil: no broker configured.
+    public var fleet: FleetFigures?
 
     public init() {}
 }
@@ -74,8 +76,10 @@ public final class StatsReporter {
         }
     }
 
-    public func report(_ s: StatsSnapshot) {
-        guard let previous = last else { last = s; return }
+    /// The `stats` line; returns its fields (the broker's `<topic>/stats` carries the same).
+    @discardableResult
+    public func report(_ s: StatsSnapshot) -> [(String, LogValue)]? {
+        guard let previous = last else { last = s; return nil }
         last = s
         let frames = s.frames - previous.frames
         let seconds = Double(s.atNs &- previous.atNs) / 1e9
@@ -87,11 +91,19 @@ public final class StatsReporter {
         if let b = s.brightness { fields.append(("brightness", .number(b, digits: 1))) }
         fields.append(("torch", .text(s.torchOn.map { $0 ? "on" : "off" } ?? "none")))
         fields.append(("cpu_ms_per_frame", .number(cpuPerFrame, digits: 2)))
+        if let f = s.fleet {
+            // Sent, acknowledged and dropped in the interval, like the frames; queued now.
+            let p = previous.fleet ?? FleetFigures()
+            fields += [("mqtt", .text(f.connected ? "connected" : "disconnected")),
+                       ("mqtt_published", .int(f.published - p.published)), ("mqtt_acknowledged", .int(f.acknowledged - p.acknowledged)),
+                       ("mqtt_queued", .int(f.queued)), ("mqtt_dropped", .int(f.dropped - p.dropped))]
+        }
         logger.log(.info, "stats", fields: fields)
         if let path = metricsFile {
             writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0, cpuMsPerFrame: cpuPerFrame),
                   to: path, at: s.atNs)
         }
+        return fields
     }
 
     /// The Prometheus text exposition of the totals. No payload ever becomes a label.
@@ -108,6 +120,13 @@ public final class StatsReporter {
         metric("kiosk_cpu_ms_per_frame", "gauge", "Process CPU milliseconds per frame over the last interval.", Format.fixed(cpuMsPerFrame, 3))
         if let b = s.brightness { metric("kiosk_brightness", "gauge", "Ambient brightness figure (see README).", Format.fixed(b, 1)) }
         if let t = s.torchOn { metric("kiosk_torch_on", "gauge", "1 when the torch is on.", t ? "1" : "0") }
+        if let f = s.fleet {
+            metric("kiosk_mqtt_connected", "gauge", "1 while connected to the broker.", f.connected ? "1" : "0")
+            metric("kiosk_mqtt_published_total", "counter", "Scan events sent to the broker (a resend counts again).", String(f.published))
+            metric("kiosk_mqtt_acknowledged_total", "counter", "Scan events the broker acknowledged.", String(f.acknowledged))
+            metric("kiosk_mqtt_queued", "gauge", "Scan events waiting for the broker (spooled).", String(f.queued))
+            metric("kiosk_mqtt_dropped_total", "counter", "Scan events dropped because the queue was full (oldest first).", String(f.dropped))
+        }
         return out
     }
 

@@ -144,8 +144,11 @@ public final class BrokerLink: @unchecked Sendable {
 
     /// Queues a scan event; returns its `id`.
     @discardableResult
-    public func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String? = nil) -> String {
-        let timeMs = wallClockMs()
+    /// `timeMs`: the wall clock of the code's report (nil: now), when it is published later
+    /// (with its verdict).
+    public func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String? = nil,
+                            timeMs: Int64? = nil) -> String {
+        let timeMs = timeMs ?? wallClockMs()
         let id = shared.lock_ { scanIDs.next() }
         let json = ScanMessage(id: id, symbology: symbology, bytes: bytes, timeMs: timeMs, frame: frame,
                                latencyMs: latencyMs, verdict: verdict).json
@@ -181,8 +184,11 @@ public final class BrokerLink: @unchecked Sendable {
     /// `offline` (retained) and disconnects. What is still unacknowledged stays in the spool for
     /// the next start. Returns false when the threads had not finished in time (a connection
     /// attempt stuck in DNS or a TCP connect): the spool has everything all the same.
+    /// `limitNs` bounds the whole wait for the network (default: the grace and 1 s more), so that
+    /// a stop on SIGTERM keeps its second; the spool's writer is always waited for (up to the
+    /// grace and 1 s), so that what was published is on disk before the process ends.
     @discardableResult
-    public func stop(graceNs: UInt64 = 2_000_000_000) -> Bool {
+    public func stop(graceNs: UInt64 = 2_000_000_000, limitNs: UInt64? = nil) -> Bool {
         let deadline = monotonicNanoseconds() + graceNs
         let wasStarted = shared.lock_ { () -> Bool in
             if stopDeadlineNs == nil { stopDeadlineNs = deadline }
@@ -192,9 +198,12 @@ public final class BrokerLink: @unchecked Sendable {
         guard wasStarted else { return true }
         wake()
         let giveUp = deadline + 1_000_000_000
+        let networkGiveUp = limitNs.map { min(giveUp, deadline - graceNs + $0) } ?? giveUp
         return shared.lock_ {
             while !(networkDone && spoolWriterDone) {
-                if !shared.wait(untilMonotonicNs: giveUp) && monotonicNanoseconds() >= giveUp { return false }
+                let until = spoolWriterDone ? networkGiveUp : giveUp
+                if monotonicNanoseconds() >= until { return false }
+                _ = shared.wait(untilMonotonicNs: until)
             }
             return true
         }

@@ -79,9 +79,30 @@ public struct Configuration: Equatable {
     public var wiegandPulseUs = WiegandTiming.defaultPulseMicroseconds
     public var wiegandIntervalUs = WiegandTiming.defaultIntervalMicroseconds
 
+    // A building of kiosks (issue 17): off unless `KIOSK_MQTT_URL` is set.
+    public var mqttURL: BrokerAddress?
+    /// `KIOSK_MQTT_TOPIC` as given; nil: `kiosk/<hostname>` (`mqttTopic`).
+    public var mqttTopicGiven: String?
+    /// `KIOSK_MQTT_CLIENT_ID` as given; nil: the topic's last level (`mqttClientID`).
+    public var mqttClientIDGiven: String?
+    public var mqttUser: String?
+    /// The file the password is read from (never the password: that is read at start, in `run`).
+    public var mqttPasswordFile: String?
+    public var mqttCAFile: String?
+    /// Home Assistant's discovery prefix; nil (`KIOSK_MQTT_DISCOVERY` given empty): no discovery.
+    public var mqttDiscovery: String? = "homeassistant"
+    /// Scan events kept while the broker is away (the spool's capacity).
+    public var mqttQueue = Configuration.defaultMQTTQueue
+    /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
+    public var hostname = "kiosk"
+
     /// `KIOSK_LED_MS`: how long an LED stays lit after a verdict.
     public static let defaultLedMs = 2000
     public static let ledMsRange: ClosedRange<Int> = 100...60_000
+    public static let defaultMQTTQueue = 1000
+    /// The spool is kept in memory too: 10,000 events of a few hundred bytes are a few MB; of
+    /// 4 kB codes 60 MB, which a 512 MB Pi Zero 2 W can still hold.
+    public static let mqttQueueRange: ClosedRange<Int> = 1...10_000
 
     public init() {}
 
@@ -105,6 +126,13 @@ public struct Configuration: Equatable {
     }
 
     public var isSimulatedGPIO: Bool { gpioChip == "sim" }
+
+    /// Whether the kiosk talks to a broker (`KIOSK_MQTT_URL` set).
+    public var isMQTT: Bool { mqttURL != nil }
+    /// The topic prefix: `KIOSK_MQTT_TOPIC`, else `kiosk/<hostname>`.
+    public var mqttTopic: String { mqttTopicGiven ?? FleetTopics.defaultPrefix(hostname: hostname) }
+    /// The client id: `KIOSK_MQTT_CLIENT_ID`, else the topic's last level.
+    public var mqttClientID: String { mqttClientIDGiven ?? FleetTopics.defaultClientID(prefix: mqttTopic) }
 }
 
 /// A value that was given but cannot be used: what the `config_error` event says.
@@ -112,6 +140,12 @@ public struct ConfigError: Error, Equatable {
     public var variable: String
     public var value: String
     public var expected: String
+
+    public init(variable: String, value: String, expected: String) {
+        self.variable = variable
+        self.value = value
+        self.expected = expected
+    }
 }
 
 /// A `KIOSK_*` name the kiosk does not know: probably a typo, so it is said, not ignored.
@@ -119,6 +153,16 @@ public struct ConfigWarning: Equatable {
     public var variable: String
     public var value: String
     public var suggestion: String?
+    /// Why a known variable's value does nothing (`KIOSK_MQTT_CA_FILE` with `mqtt://`); nil: the
+    /// name is not a kiosk setting.
+    public var reason: String?
+
+    public init(variable: String, value: String, suggestion: String? = nil, reason: String? = nil) {
+        self.variable = variable
+        self.value = value
+        self.suggestion = suggestion
+        self.reason = reason
+    }
 }
 
 /// The outcome of reading the environment: the configuration, or every problem found in it.
@@ -340,6 +384,51 @@ extension Configuration {
                  "a decimal facility code: 0-255 in the 26-bit format, 0-65535 in the 34-bit one", \.wiegandFacility),
         .integer("KIOSK_WIEGAND_PULSE_US", WiegandTiming.pulseRange, WiegandTiming.pulseExpected, \.wiegandPulseUs),
         .integer("KIOSK_WIEGAND_INTERVAL_US", WiegandTiming.intervalRange, WiegandTiming.intervalExpected, \.wiegandIntervalUs),
+        // A building of kiosks (interface.md, "A building of kiosks"). The password itself is
+        // never a variable: only the file it is in.
+        ConfigurationVariable("KIOSK_MQTT_URL", BrokerAddress.expected, shown: { $0.mqttURL?.description ?? "unset" }) { v, c, _ in
+            guard let a = BrokerAddress.parse(v) else { return nil }
+            c.mqttURL = a
+            return a.description
+        },
+        ConfigurationVariable("KIOSK_MQTT_TOPIC", "a topic prefix such as kiosk/door-3 (levels separated by '/', none empty; no '+', '#', NUL or leading '$'; at most 200 bytes)",
+                              shown: { $0.mqttTopic }) { v, c, _ in
+            guard FleetTopics.problem(with: v) == nil else { return nil }
+            c.mqttTopicGiven = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_MQTT_CLIENT_ID", "an MQTT client id: 1 to 128 bytes of printable text without spaces",
+                              shown: { $0.mqttClientID }) { v, c, _ in
+            guard Configuration.isPrintableToken(v, maxBytes: 128) else { return nil }
+            c.mqttClientIDGiven = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_MQTT_USER", "a user name: 1 to 256 bytes of printable text without spaces",
+                              shown: { $0.mqttUser ?? "unset" }) { v, c, _ in
+            guard Configuration.isPrintableToken(v, maxBytes: 256) else { return nil }
+            c.mqttUser = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_MQTT_PASSWORD_FILE", "the absolute path of a file whose first line is the password (or systemd's LoadCredential=mqtt-password:...)",
+                              shown: { $0.mqttPasswordFile ?? "unset" }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.mqttPasswordFile = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_MQTT_CA_FILE", "the absolute path of a PEM file with the CA certificate(s) that signed the broker's (unset: the system's CAs)",
+                              shown: { $0.mqttCAFile ?? "unset" }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.mqttCAFile = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_MQTT_DISCOVERY", HomeAssistantDiscovery.expected, emptyIsValue: true,
+                              shown: { $0.mqttDiscovery ?? "" }) { v, c, _ in
+            if v.isEmpty { c.mqttDiscovery = nil; return "" }
+            guard HomeAssistantDiscovery.isValidPrefix(v) else { return nil }
+            c.mqttDiscovery = v
+            return v
+        },
+        .integer("KIOSK_MQTT_QUEUE", Configuration.mqttQueueRange, "a number of scan events from 1 to 10000", \.mqttQueue),
     ]
 
     /// Every variable's name, in the table's order.
@@ -351,9 +440,11 @@ extension Configuration {
     /// Reads and validates the whole configuration without touching any device. An empty value
     /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").
     /// `isExecutableFile` answers whether a path is an executable file (for `KIOSK_ON_SCAN`).
-    public static func read(environment: [String: String], isExecutableFile: (String) -> Bool)
+    /// `hostname` is this machine's name (the default MQTT topic's last level).
+    public static func read(environment: [String: String], isExecutableFile: (String) -> Bool, hostname: String = "kiosk")
         -> ConfigurationReading {
         var c = Configuration()
+        c.hostname = hostname
         var p = Parser(environment: environment)
         for variable in table {
             p.read(variable.name, variable.expected, emptyIsValue: variable.emptyIsValue) { variable.parse($0, &c, isExecutableFile) }
@@ -378,11 +469,13 @@ extension Configuration {
             }
         }
         doorContradictions(c, &p)
+        var notes: [ConfigWarning] = []
+        mqttContradictions(c, &p, &notes)
 
         let known = Set(variables).union(reservedForOnScan)
         let warnings = environment.keys.sorted()
             .filter { $0.hasPrefix("KIOSK_") && !known.contains($0) }
-            .map { ConfigWarning(variable: $0, value: environment[$0] ?? "", suggestion: closestName(to: $0)) }
+            .map { ConfigWarning(variable: $0, value: environment[$0] ?? "", suggestion: closestName(to: $0)) } + notes
 
         // A value not given shows what it is in this configuration (KIOSK_BEEP_READ's default
         // follows KIOSK_VERDICT and KIOSK_BEEP_MS); for every other variable that is its default.
@@ -415,6 +508,32 @@ extension Configuration {
         if !c.wiegandFormat.facilityRange.contains(c.wiegandFacility) {
             p.contradiction("KIOSK_WIEGAND_FACILITY", expected: c.wiegandFormat.facilityExpected)
         }
+    }
+
+    /// The MQTT settings that are each fine alone but not together; and those that do nothing
+    /// (a warning: the kiosk starts, and says so).
+    private static func mqttContradictions(_ c: Configuration, _ p: inout Parser, _ notes: inout [ConfigWarning]) {
+        guard let url = c.mqttURL else {
+            for name in variables where name.hasPrefix("KIOSK_MQTT_") && name != "KIOSK_MQTT_URL" && p.given.contains(name) {
+                notes.append(ConfigWarning(variable: name, value: p.environment[name] ?? "", reason: "ignored: KIOSK_MQTT_URL is unset, so the kiosk talks to no broker"))
+            }
+            return
+        }
+        if c.mqttPasswordFile != nil && c.mqttUser == nil {
+            p.contradiction("KIOSK_MQTT_PASSWORD_FILE", expected: "unset unless KIOSK_MQTT_USER names the user the password is for")
+        }
+        if c.mqttCAFile != nil && !url.tls {
+            notes.append(ConfigWarning(variable: "KIOSK_MQTT_CA_FILE", value: c.mqttCAFile!,
+                                       reason: "ignored: \(url) is plain MQTT; the CA file is for mqtts://"))
+        }
+        if let d = c.mqttDiscovery, d == c.mqttTopic || c.mqttTopic.hasPrefix(d + "/") {
+            p.contradiction("KIOSK_MQTT_TOPIC", expected: "a prefix outside the discovery prefix \(d)/ (Home Assistant reads everything there as its own)")
+        }
+    }
+
+    /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
+    static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {
+        !v.isEmpty && v.utf8.count <= maxBytes && v.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !($0.value >= 0x80 && $0.value < 0xA0) }
     }
 
     static func flag(_ v: String) -> Bool? {

@@ -208,6 +208,7 @@ final class EndToEndTests: XCTestCase {
         let version = try kiosk(["--version"]).stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(version.first, "kiosk 0.1.0")
         XCTAssertEqual(version.dropFirst().first, LibgpiodChip.libraryVersion, "the libgpiod line")
+        XCTAssertTrue(version.dropFirst(2).first?.hasPrefix("libmosquitto 2.") ?? false, "the libmosquitto line: \(version)")
         XCTAssertTrue(try kiosk(["--help"]).stdout.contains("kiosk demo"))
         XCTAssertEqual(try kiosk(["frobnicate"]).status, 64)
         // The benches are not on the door: the shipped binary says where they went.

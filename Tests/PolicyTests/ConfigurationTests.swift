@@ -353,4 +353,75 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(old.first { $0.variable == "KIOSK_BEEP_MS" }?.value, "90")
         XCTAssertEqual(old.first { $0.variable == "KIOSK_TORCH_LINE" }?.value, "unset")
     }
+
+    // MARK: a building of kiosks (issue 17)
+
+    func testMQTTIsOffByDefaultAndItsDefaultsFollowTheHostname() {
+        let off = read([:]).configuration
+        XCTAssertFalse(off.isMQTT)
+        XCTAssertEqual(off.mqttDiscovery, "homeassistant")
+        XCTAssertEqual(off.mqttQueue, 1000)
+        let r = Configuration.read(environment: ["KIOSK_MQTT_URL": "mqtt://broker.local"], isExecutableFile: { _ in false },
+                                   hostname: "Door-3.example.org")
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings, [])
+        let c = r.configuration
+        XCTAssertEqual(c.mqttURL, BrokerAddress(host: "broker.local", port: 1883, tls: false))
+        XCTAssertEqual(c.mqttTopic, "kiosk/door-3")
+        XCTAssertEqual(c.mqttClientID, "door-3")
+        let shown = Dictionary(uniqueKeysWithValues: r.settings.map { ($0.variable, $0.value) })
+        XCTAssertEqual(shown["KIOSK_MQTT_URL"], "mqtt://broker.local:1883")
+        XCTAssertEqual(shown["KIOSK_MQTT_TOPIC"], "kiosk/door-3")
+        XCTAssertEqual(shown["KIOSK_MQTT_CLIENT_ID"], "door-3")
+        XCTAssertEqual(shown["KIOSK_MQTT_DISCOVERY"], "homeassistant")
+        XCTAssertEqual(shown["KIOSK_MQTT_PASSWORD_FILE"], "unset")
+        // The client id follows a given topic.
+        let given = read(["KIOSK_MQTT_URL": "mqtts://b", "KIOSK_MQTT_TOPIC": "site/hall/door-7"]).configuration
+        XCTAssertEqual(given.mqttClientID, "door-7")
+    }
+
+    func testMQTTValuesAndTheirRejections() {
+        let url = ["KIOSK_MQTT_URL": "mqtts://b:8884"]
+        func with(_ env: [String: String]) -> ConfigurationReading { read(url.merging(env) { a, _ in a }) }
+        XCTAssertEqual(with(["KIOSK_MQTT_DISCOVERY": ""]).configuration.mqttDiscovery, nil, "given empty: no discovery")
+        XCTAssertTrue(with(["KIOSK_MQTT_DISCOVERY": ""]).settings.first { $0.variable == "KIOSK_MQTT_DISCOVERY" }!.fromEnvironment)
+        XCTAssertEqual(with(["KIOSK_MQTT_DISCOVERY": "ha"]).configuration.mqttDiscovery, "ha")
+        XCTAssertEqual(with(["KIOSK_MQTT_QUEUE": "10000"]).configuration.mqttQueue, 10000)
+        XCTAssertEqual(with(["KIOSK_MQTT_USER": "door", "KIOSK_MQTT_PASSWORD_FILE": "/etc/kiosk/pw"]).errors, [])
+        for (name, bad) in [("KIOSK_MQTT_URL", "tcp://b"), ("KIOSK_MQTT_URL", "mqtt://user:pw@b"), ("KIOSK_MQTT_TOPIC", "kiosk/#"),
+                            ("KIOSK_MQTT_TOPIC", "/kiosk"), ("KIOSK_MQTT_TOPIC", "kiosk//a"), ("KIOSK_MQTT_CLIENT_ID", "a b"),
+                            ("KIOSK_MQTT_USER", "x\u{7}"), ("KIOSK_MQTT_PASSWORD_FILE", "pw.txt"), ("KIOSK_MQTT_CA_FILE", "ca.pem"),
+                            ("KIOSK_MQTT_DISCOVERY", "home assistant"), ("KIOSK_MQTT_DISCOVERY", "ha/+"),
+                            ("KIOSK_MQTT_QUEUE", "0"), ("KIOSK_MQTT_QUEUE", "10001"), ("KIOSK_MQTT_QUEUE", "many")] {
+            var env = url
+            env[name] = bad
+            let r = read(env)
+            XCTAssertEqual(r.errors.map(\.variable), [name], "\(name)=\(bad)")
+            XCTAssertEqual(r.errors.first?.value, bad)
+        }
+    }
+
+    func testMQTTCrossChecks() {
+        // A password with no user to give it for.
+        var r = read(["KIOSK_MQTT_URL": "mqtt://b", "KIOSK_MQTT_PASSWORD_FILE": "/etc/kiosk/pw"])
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_MQTT_PASSWORD_FILE"])
+        // A user alone is a login some brokers take (no password).
+        XCTAssertEqual(read(["KIOSK_MQTT_URL": "mqtt://b", "KIOSK_MQTT_USER": "door"]).errors, [])
+        // The kiosk's topics under Home Assistant's prefix would be read as discovery.
+        r = read(["KIOSK_MQTT_URL": "mqtt://b", "KIOSK_MQTT_TOPIC": "homeassistant/door"])
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_MQTT_TOPIC"])
+        XCTAssertEqual(read(["KIOSK_MQTT_URL": "mqtt://b", "KIOSK_MQTT_TOPIC": "homeassistant/door", "KIOSK_MQTT_DISCOVERY": ""]).errors, [])
+        // A CA file for plain MQTT does nothing: a warning naming why, not a typo.
+        r = read(["KIOSK_MQTT_URL": "mqtt://b", "KIOSK_MQTT_CA_FILE": "/etc/kiosk/ca.pem"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_MQTT_CA_FILE"])
+        XCTAssertTrue(r.warnings.first?.reason?.contains("mqtts://") ?? false)
+        XCTAssertEqual(read(["KIOSK_MQTT_URL": "mqtts://b", "KIOSK_MQTT_CA_FILE": "/etc/kiosk/ca.pem"]).warnings, [])
+        // MQTT settings without the URL do nothing: said, not an error (the kiosk starts as before).
+        r = read(["KIOSK_MQTT_TOPIC": "kiosk/x", "KIOSK_MQTT_QUEUE": "5"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_MQTT_TOPIC", "KIOSK_MQTT_QUEUE"])
+        XCTAssertTrue(r.warnings.allSatisfy { $0.reason?.contains("KIOSK_MQTT_URL is unset") ?? false })
+        XCTAssertFalse(r.configuration.isMQTT)
+    }
 }

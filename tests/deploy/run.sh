@@ -172,6 +172,28 @@ check install-idempotent-tree "the staged tree is byte for byte the same after t
 check install-keeps-env "the edited /etc/default/kiosk survives the second run" \
   grep -q '^KIOSK_ROTATE=180  # edited by the test$' "$dest/etc/default/kiosk"
 
+# The network for the broker (issue 17): a drop-in only when /etc/default/kiosk sets KIOSK_MQTT_URL.
+# Its effect is read off systemd's own offline analysis of the unit with its drop-ins.
+dropin=/etc/systemd/system/kiosk.service.d/mqtt.conf
+inet_allowed() {  # ROOT: "yes" when systemd says kiosk.service may open AF_INET/AF_INET6 sockets
+  local v; v=$(mktemp -d "$work/inet.XXXXXX"); cp -a "$1/." "$v/"; mkdir -p "$v/lib/systemd/system"; cp -an /lib/systemd/system/. "$v/lib/systemd/system/"
+  systemd-analyze security --offline=yes --root="$v" kiosk.service 2>&1 | grep 'RestrictAddressFamilies=~AF_(INET|INET6)' | grep -q '✗' && echo yes || echo no
+}
+check mqtt-dropin-absent "no KIOSK_MQTT_URL: no drop-in, the unit allows AF_UNIX and AF_NETLINK only" \
+  bash -c '[ ! -e "$1$2" ] && [ "$3" = no ] && [ -f "$1/usr/local/share/kiosk/mqtt.conf" ]' _ "$dest" "$dropin" "$(inet_allowed "$dest")"
+echo 'KIOSK_MQTT_URL=mqtt://broker.local  # added by the test' >> "$dest/etc/default/kiosk"
+check mqtt-dropin-written "KIOSK_MQTT_URL set: install.sh writes $dropin (the shipped mqtt.conf)" \
+  bash -c 'out=$(DESTDIR="$1" "$2/deploy/install.sh" --binary "$3" 2>&1) || { echo "$out"; exit 1; }
+           cmp "$2/deploy/mqtt.conf" "$1$4" || exit 1' _ "$dest" "$repo" "$binary" "$dropin"
+check mqtt-dropin-verify "systemd-analyze verify of the unit with the drop-in: no message" verify_unit "$dest"
+check mqtt-dropin-inet "with the drop-in, systemd lets the service open AF_INET and AF_INET6 sockets" \
+  bash -c '[ "$1" = yes ]' _ "$(inet_allowed "$dest")"
+check mqtt-dropin-families "the drop-in keeps AF_UNIX and AF_NETLINK and adds AF_INET AF_INET6 only" \
+  bash -c '[ "$(grep "^RestrictAddressFamilies=" "$1" | tr "\n" "|")" = "RestrictAddressFamilies=|RestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6|" ]' _ "$repo/deploy/mqtt.conf"
+sed -i '/added by the test/d' "$dest/etc/default/kiosk"
+check mqtt-dropin-removed "KIOSK_MQTT_URL gone: install.sh removes the drop-in again" \
+  bash -c 'DESTDIR="$1" "$2/deploy/install.sh" --binary "$3" >/dev/null 2>&1 && [ ! -e "$1$4" ] && [ ! -d "$1${4%/*}" ]' _ "$dest" "$repo" "$binary" "$dropin"
+
 check uninstall "--uninstall removes binary, unit and doc, keeps the edited /etc/default/kiosk" \
   bash -c 'out=$(DESTDIR="$1" "$2/deploy/install.sh" --uninstall 2>&1) || { echo "$out"; exit 1; }
            for f in /usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk; do
@@ -195,14 +217,15 @@ check deb-control "Package, Version ($version), Architecture ($arch), Maintainer
            && [ "$(dpkg-deb --field "$1" Architecture)" = "$3" ] && [ -n "$(dpkg-deb --field "$1" Maintainer)" ] \
            && [ -n "$(dpkg-deb --field "$1" Description)" ] || { dpkg-deb --field "$1"; exit 1; }' _ "$deb" "$version" "$arch"
 check deb-depends "Depends: the runtime libraries and adduser, nothing from /opt/swift" \
-  bash -c 'd=$(dpkg-deb --field "$1" Depends); for p in adduser libc6 libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libzxing2; do
+  bash -c 'd=$(dpkg-deb --field "$1" Depends); for p in adduser libc6 libzbar0 libv4l-0 libgpiod2 libpng16-16 libqrencode4 libzxing2 libmosquitto1; do
              grep -Eq "(^|, )$p( |,|$)" <<<"$d" || { echo "no $p in: $d"; exit 1; }; done
            ! grep -qi swift <<<"$d" || { echo "$d"; exit 1; }' _ "$deb"
 check deb-contents "binary, unit, conffile and docs where Debian wants them, owned by root" \
   bash -c 'c=$(dpkg-deb --contents "$1")
            for e in "-rwxr-xr-x root/root .* ./usr/bin/kiosk$" "-rw-r--r-- root/root .* ./lib/systemd/system/kiosk.service$" \
                     "-rw-r--r-- root/root .* ./etc/default/kiosk$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/copyright$" \
-                    "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/changelog.gz$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/README.md.gz$"; do
+                    "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/changelog.gz$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/README.md.gz$" \
+                    "-rw-r--r-- root/root .* ./usr/share/kiosk/mqtt.conf$"; do
              grep -Eq -- "^$e" <<<"$c" || { echo "no line like: $e"; echo "$c"; exit 1; }; done
            ! grep -q "/usr/local\|/opt/" <<<"$c" || { echo "$c"; exit 1; }' _ "$deb"
 check deb-libcamera-plugin "the libcamera plugin's source ships in /usr/share/kiosk/libcamera-plugin and builds there, alone, into a plugin the kiosk's loader accepts" \
@@ -224,6 +247,8 @@ check deb-scripts "postinst/prerm/postrm: executable, sh -n clean, user and grou
 
 extract=$work/extract
 dpkg-deb --extract "$deb" "$extract"
+check deb-mqtt-inactive "the package's unit gives no network; its drop-in is shipped inactive (/usr/share/kiosk/mqtt.conf, no kiosk.service.d)" \
+  bash -c '! dpkg-deb --contents "$1" | grep -q "kiosk.service.d" && [ "$2" = no ]' _ "$deb" "$(inet_allowed "$extract")"
 if grep -qx "ExecStart=/usr/bin/kiosk run" "$extract/lib/systemd/system/kiosk.service" && out=$(verify_unit "$extract" 2>&1); then
   pass deb-unit-verify "systemd-analyze verify of the packaged unit: no message"
 else
