@@ -174,6 +174,9 @@ func mosquittoErrorText(_ rc: Int32, errno e: Int32, host: String, detail: Strin
     case MOSQ_ERR_NO_CONN.rawValue: text = "not connected"
     default: text = String(cString: mosquitto_strerror(rc))
     }
+    // libmosquitto 2.0.21 (trixie) reports a failed handshake as MOSQ_ERR_ERRNO with EPROTO
+    // ("Protocol error"), OpenSSL's reason being its last complaint: a TLS failure all the same.
+    if rc == MOSQ_ERR_ERRNO.rawValue, e == EPROTO, detail?.contains("OpenSSL") == true { text = "TLS failed" }
     if let detail, rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_CONN_LOST.rawValue { text += " (\(detail))" }
     return text
 }
