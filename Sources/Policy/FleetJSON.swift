@@ -3,26 +3,12 @@
 /// consumer must read back the very characters a code held, so nothing is replaced or dropped),
 /// base64 for bytes that are not text, and RFC 3339 times.
 public enum JSONText {
-    /// `text` as a JSON string literal (RFC 8259 section 7): the quote, the backslash and the C0
-    /// controls (NUL included) are escaped, everything else passes as it is (U+2028 and U+2029
-    /// are valid in a JSON string; a consumer that is JavaScript reads them since ES2019).
+    /// `text` as a JSON string literal (RFC 8259 section 7) that reads back as exactly `text`:
+    /// the log's JSON escaper (`LogEscape.jsonString`). A Swift string is valid UTF-8, so no byte
+    /// is replaced; quotes, backslashes, controls (NUL included) and the characters the log also
+    /// escapes (line separators, bidi and format characters) are written as escapes.
     public static func quoted(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x22: out += "\\\""
-            case 0x5C: out += "\\\\"
-            case 0x0A: out += "\\n"
-            case 0x0D: out += "\\r"
-            case 0x09: out += "\\t"
-            case 0x08: out += "\\b"
-            case 0x0C: out += "\\f"
-            case 0x00..<0x20: out += "\\u" + Format.hex(scalar.value, width: 4)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        LogEscape.jsonString(Array(text.utf8))
     }
 
     /// `bytes` as text when they are valid UTF-8 (strictly: no overlongs, no surrogates), else nil.
