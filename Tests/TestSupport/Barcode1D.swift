@@ -2,6 +2,7 @@
 import Camera
 import CZint
 import Policy
+import ZintDrawing
 
 /// Draws 1D barcodes with zint, as clean black-on-white grey images for the decoder's tests.
 public enum Barcode1D {
@@ -61,31 +62,8 @@ public enum Barcode1D {
         let encoded = ZBarcode_Encode(symbol, bytes, Int32(bytes.count))
         // Below ZINT_ERROR the result is a warning and the symbol was made.
         if encoded >= ZINT_ERROR {
-            throw RenderError(message: "zint cannot encode \(symbology) \"\(data)\": \(errorText(symbol))")
+            throw RenderError(message: "zint cannot encode \(symbology) \"\(data)\": \(ZintImage.errorText(symbol))")
         }
-        let buffered = ZBarcode_Buffer(symbol, 0)
-        if buffered >= ZINT_ERROR {
-            throw RenderError(message: "zint cannot draw \(symbology) \"\(data)\": \(errorText(symbol))")
-        }
-        guard let bitmap = symbol.pointee.bitmap else {
-            throw RenderError(message: "zint returned no bitmap for \(symbology) \"\(data)\"")
-        }
-        let width = Int(symbol.pointee.bitmap_width)
-        let rows = Int(symbol.pointee.bitmap_height)
-
-        // The bitmap is RGB, 3 bytes a pixel; bars and spaces are pure black and white, but the
-        // full luma formula keeps this right for any colours.
-        var image = GrayImage(width: width, height: rows)
-        for i in 0..<(width * rows) {
-            let r = Int(bitmap[3 * i]), g = Int(bitmap[3 * i + 1]), b = Int(bitmap[3 * i + 2])
-            image.pixels[i] = UInt8((299 * r + 587 * g + 114 * b + 500) / 1000)
-        }
-        return image
-    }
-
-    private static func errorText(_ symbol: UnsafeMutablePointer<zint_symbol>) -> String {
-        withUnsafeBytes(of: symbol.pointee.errtxt) { raw in
-            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        return try ZintImage.picture(of: symbol, what: "\(symbology) \"\(data)\"")
     }
 }

@@ -49,11 +49,18 @@ public enum ZintImage {
         if ZBarcode_Encode(symbol, bytes, Int32(bytes.count)) >= ZINT_ERROR {
             throw RenderError(description: "zint cannot encode \(kind) (\(bytes.count) bytes): \(errorText(symbol))")
         }
+        return try picture(of: symbol, what: "\(kind)")
+    }
+
+    /// An encoded symbol drawn (ZBarcode_Buffer) and its RGB raster made grey: the one place that
+    /// turns zint's bitmap into a `GrayImage` (Barcode1D uses it too). `what` names it in errors.
+    public static func picture(of symbol: UnsafeMutablePointer<zint_symbol>, what: String) throws -> GrayImage {
         if ZBarcode_Buffer(symbol, 0) >= ZINT_ERROR {
-            throw RenderError(description: "zint cannot draw \(kind): \(errorText(symbol))")
+            throw RenderError(description: "zint cannot draw \(what): \(errorText(symbol))")
         }
-        guard let bitmap = symbol.pointee.bitmap else { throw RenderError(description: "zint returned no bitmap for \(kind)") }
+        guard let bitmap = symbol.pointee.bitmap else { throw RenderError(description: "zint returned no bitmap for \(what)") }
         let width = Int(symbol.pointee.bitmap_width), rows = Int(symbol.pointee.bitmap_height)
+        // RGB, 3 bytes a pixel; the full luma formula keeps this right for any colours.
         var image = GrayImage(width: width, height: rows)
         for i in 0..<(width * rows) {
             let r = Int(bitmap[3 * i]), g = Int(bitmap[3 * i + 1]), b = Int(bitmap[3 * i + 2])
@@ -62,7 +69,7 @@ public enum ZintImage {
         return image
     }
 
-    private static func errorText(_ symbol: UnsafeMutablePointer<zint_symbol>) -> String {
+    public static func errorText(_ symbol: UnsafeMutablePointer<zint_symbol>) -> String {
         withUnsafeBytes(of: symbol.pointee.errtxt) { raw in String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }
