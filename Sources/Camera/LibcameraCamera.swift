@@ -197,7 +197,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
                     loadedPath = path
                     return path
                 }
-                tried.append(Self.text(err))
+                tried.append(String(cBuffer: err))
             }
             throw CameraError("the libcamera plugin cannot be loaded (" + tried.joined(separator: "; ")
                               + "); build it for this machine's libcamera: " + Self.buildAdvice)
@@ -216,8 +216,8 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         try load()
         var buf = [CChar](repeating: 0, count: 8192)
         let n = kiosk_lc_list(&buf, buf.count)
-        guard n >= 0 else { throw CameraError("libcamera: " + Self.text(buf)) }
-        return Self.text(buf).split(separator: "\n").map(String.init)
+        guard n >= 0 else { throw CameraError("libcamera: " + String(cBuffer: buf)) }
+        return String(cBuffer: buf).split(separator: "\n").map(String.init)
     }
 
     public func open(camera: String, width: Int, height: Int, fps: Double) throws -> (LibcameraHandle, LibcameraInfo) {
@@ -226,10 +226,10 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         var info = kiosk_lc_info()
         var err = [CChar](repeating: 0, count: 512)
         guard let raw = kiosk_lc_open(camera, Int32(clamping: width), Int32(clamping: height), fps, &info, &err, err.count) else {
-            throw CameraError("libcamera: " + Self.text(err))
+            throw CameraError("libcamera: " + String(cBuffer: err))
         }
         let result = LibcameraInfo(
-            id: Self.string(&info.id), model: Self.string(&info.model), format: Self.string(&info.format),
+            id: String(cField: info.id), model: String(cField: info.model), format: String(cField: info.format),
             width: Int(info.width), height: Int(info.height), fps: info.fps, canCrop: info.has_scaler_crop != 0,
             cropMaximum: Self.rect(info.crop_maximum), hasMetering: info.has_metering != 0)
         return (LibcameraHandle(raw: raw), result)
@@ -239,7 +239,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         var err = [CChar](repeating: 0, count: 512)
         let r = kiosk_lc_rect(x: Int32(crop.x), y: Int32(crop.y), width: Int32(crop.width), height: Int32(crop.height))
         guard kiosk_lc_set_crop(handle.raw, r, &err, err.count) == 0 else {
-            throw CameraError("libcamera: ScalerCrop \(crop): " + Self.text(err))
+            throw CameraError("libcamera: ScalerCrop \(crop): " + String(cBuffer: err))
         }
     }
 
@@ -262,7 +262,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         case KIOSK_LC_TIMEOUT:
             return nil
         default:
-            throw CameraError("libcamera: " + Self.text(err))
+            throw CameraError("libcamera: " + String(cBuffer: err))
         }
     }
 
@@ -273,18 +273,7 @@ public final class LoadedLibcameraPlugin: LibcameraPlugin, @unchecked Sendable {
         return true
     }
 
-    /// A NUL-terminated message the plugin wrote into a buffer.
-    private static func text(_ buffer: [CChar]) -> String {
-        String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
     private static func rect(_ r: kiosk_lc_rect) -> PixelRect {
         PixelRect(x: Int(r.x), y: Int(r.y), width: Int(r.width), height: Int(r.height))
-    }
-
-    private static func string<T>(_ field: inout T) -> String {
-        withUnsafeBytes(of: &field) { raw in
-            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
     }
 }

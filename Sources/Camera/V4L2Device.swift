@@ -233,7 +233,7 @@ public final class LibV4L2Device: V4L2Device {
         var cap = v4l2_capability()
         try ioctl(fd, KIOSK_VIDIOC_QUERYCAP, "VIDIOC_QUERYCAP", &cap)
         let hasDeviceCaps = cap.capabilities & UInt32(V4L2_CAP_DEVICE_CAPS) != 0
-        return V4L2Capabilities(driver: cString(cap.driver), card: cString(cap.card),
+        return V4L2Capabilities(driver: String(cField: cap.driver), card: String(cField: cap.card),
                                 deviceCaps: hasDeviceCaps ? cap.device_caps : cap.capabilities)
     }
 
@@ -250,7 +250,7 @@ public final class LibV4L2Device: V4L2Device {
                 break  // EINVAL past the last index is how the list ends.
             }
             formats.append(V4L2FormatDescription(pixelFormat: desc.pixelformat,
-                                                 description: cString(desc.description),
+                                                 description: String(cField: desc.description),
                                                  isEmulated: desc.flags & UInt32(V4L2_FMT_FLAG_EMULATED) != 0))
         }
         return formats
@@ -400,13 +400,5 @@ public final class LibV4L2Device: V4L2Device {
                 wait = now >= deadline ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
             }
         }
-    }
-}
-
-/// A fixed-size C char array (a tuple in Swift) as a String, up to its first NUL.
-private func cString<T>(_ tuple: T) -> String {
-    withUnsafeBytes(of: tuple) { raw in
-        let bytes = raw.prefix { $0 != 0 }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

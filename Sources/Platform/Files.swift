@@ -54,7 +54,7 @@ extension Files {
     public static func hostname() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "kiosk" }
-        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = String(cBuffer: buffer)
         return name.isEmpty ? "kiosk" : name
     }
 }
