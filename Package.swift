@@ -13,6 +13,8 @@
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
 //   Crypto    - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
+//   OSDP      - the access controller's RS-485 bus: the kiosk as an OSDP reader (PD) with
+//               Secure Channel; its decisions are Policy's (OSDPPeripheral), the port is here
 //   MQTT      - the building's broker: scan events, state and health over libmosquitto, a spool
 //               that keeps scans while the broker is away
 //   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
@@ -57,7 +59,9 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
-        .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT"]),
+        // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
+        .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"]),
+        .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
         .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),

@@ -189,6 +189,20 @@ public enum KioskCommand {
         outputs.hold(door: door, torch: torch)
         defer { outputs.silence() }
 
+        // issue 22: the access controller's OSDP reader, on its own thread; shut before the lines.
+        var osdp: OSDPReader?
+        if config.isOSDP {
+            do {
+                osdp = try OSDPReader(config: config, environment: environment, door: door, logger: logger)
+            } catch OSDPReader.Failure.configuration {
+                return ExitStatus.config
+            } catch {
+                return ExitStatus.unavailable
+            }
+            osdp?.start()
+        }
+        defer { osdp?.shutDown() }
+
         // In hook mode the program's answer counts until KIOSK_VERDICT_MS; one still running
         // then is ended (its answer can no longer open the door) so that the next code's runs.
         let hookTimeoutNs: UInt64 = config.verdict == .hook ? UInt64(config.verdictMs) * 1_000_000 : 5_000_000_000
@@ -218,7 +232,11 @@ public enum KioskCommand {
                                   notifier: SystemdNotifier(),
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
                                   fleet: fleet, logger: logger, stop: stop, processStartNs: processStartNs)
-        service.onReport = { symbol, _ in demoScene?.record(symbol) }
+        service.onReport = { symbol, _ in
+            demoScene?.record(symbol)
+            osdp?.reported(payload: symbol.bytes)  // issue 22 (credentials mode: the subject instead)
+        }
+        service.onSourceEnded = { osdp?.settle() }
         if !config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
         do {

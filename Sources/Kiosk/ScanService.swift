@@ -58,6 +58,9 @@ public final class ScanService {
     public var onCameraLost: () -> Void = {}
     /// Called for each reported code after it is logged (the demo counts them; tests watch them).
     public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
+    /// Called at the end of a replay, after the door reader settled (issue 22: the OSDP reader
+    /// lets its controller poll the last reads).
+    public var onSourceEnded: () -> Void = {}
     /// Called after each processed frame with the number of frames so far.
     public var onFrame: (Int) -> Void = { _ in }
 
@@ -163,6 +166,7 @@ public final class ScanService {
                 decoding.finish { admit($0, $1) }
                 // The last codes' verdicts and sounds, before the outputs are shut.
                 door?.settle(unless: stop)
+                onSourceEnded()
                 return .sourceEnded
             case .frame(let frame):
                 lastFrameNs = clock.now()

@@ -96,6 +96,18 @@ public struct Configuration: Equatable {
     /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
     public var hostname = "kiosk"
 
+    // issue 22: the kiosk as an OSDP reader; off unless `KIOSK_OSDP_PORT` is set.
+    public var osdpPort: String?
+    public var osdpBaud = 9600
+    public var osdpAddress = 0
+    /// The file the Secure Channel base key is read from (never the key: that is read in `run`).
+    public var osdpKeyFile: String?
+    public var osdpInstallMode = false
+    public var osdpRequireSecure = true
+    public var osdpCardFormat: OSDPCardFormat = .wiegand26
+    /// Whether the kiosk is an OSDP reader (`KIOSK_OSDP_PORT` set).
+    public var isOSDP: Bool { osdpPort != nil }
+
     /// `KIOSK_LED_MS`: how long an LED stays lit after a verdict.
     public static let defaultLedMs = 2000
     public static let ledMsRange: ClosedRange<Int> = 100...60_000
@@ -429,6 +441,32 @@ extension Configuration {
             return v
         },
         .integer("KIOSK_MQTT_QUEUE", Configuration.mqttQueueRange, "a number of scan events from 1 to 10000", \.mqttQueue),
+        // issue 22: OSDP (interface.md 0.3). The key itself is never a variable: only its file.
+        ConfigurationVariable("KIOSK_OSDP_PORT", "the absolute path of a serial device such as /dev/serial0 or /dev/ttyUSB0",
+                              shown: { $0.osdpPort ?? "unset" }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.osdpPort = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_OSDP_BAUD", "9600, 19200, 38400, 57600, 115200 or 230400", shown: { String($0.osdpBaud) }) { v, c, _ in
+            guard let n = Int(v), OSDPPeripheral.baudRates.contains(n) else { return nil }
+            c.osdpBaud = n
+            return String(n)
+        },
+        .integer("KIOSK_OSDP_ADDRESS", 0...126, "a reader address from 0 to 126", \.osdpAddress),
+        ConfigurationVariable("KIOSK_OSDP_KEY_FILE", "the absolute path of a file holding the Secure Channel base key, 32 hex digits (or systemd's LoadCredential=osdp-scbk:...)",
+                              shown: { $0.osdpKeyFile ?? "unset" }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.osdpKeyFile = v
+            return v
+        },
+        .flag("KIOSK_OSDP_INSTALL_MODE", \.osdpInstallMode),
+        .flag("KIOSK_OSDP_REQUIRE_SECURE", \.osdpRequireSecure),
+        ConfigurationVariable("KIOSK_OSDP_CARD_FORMAT", OSDPCardFormat.expected, shown: { $0.osdpCardFormat.rawValue }) { v, c, _ in
+            guard let f = OSDPCardFormat(rawValue: v) else { return nil }
+            c.osdpCardFormat = f
+            return v
+        },
     ]
 
     /// Every variable's name, in the table's order.
@@ -471,6 +509,7 @@ extension Configuration {
         doorContradictions(c, &p)
         var notes: [ConfigWarning] = []
         mqttContradictions(c, &p, &notes)
+        osdpContradictions(c, &p, &notes)
 
         let known = Set(variables).union(reservedForOnScan)
         let warnings = environment.keys.sorted()
@@ -490,7 +529,7 @@ extension Configuration {
         if c.verdict == .hook && c.onScan == nil {
             p.contradiction("KIOSK_VERDICT", expected: "none unless KIOSK_ON_SCAN names the program whose exit status decides")
         }
-        if c.verdict == .none {
+        if c.verdict == .none && !c.isOSDP {  // with OSDP the controller's commands drive them
             for (name, line) in [("KIOSK_GRANTED_LED_LINE", c.grantedLedLine), ("KIOSK_DENIED_LED_LINE", c.deniedLedLine),
                                  ("KIOSK_DOOR_LINE", c.doorLine)] where line != nil {
                 p.contradiction(name, expected: "unset unless KIOSK_VERDICT=hook: without a verdict nothing grants or denies")
@@ -528,6 +567,22 @@ extension Configuration {
         }
         if let d = c.mqttDiscovery, d == c.mqttTopic || c.mqttTopic.hasPrefix(d + "/") {
             p.contradiction("KIOSK_MQTT_TOPIC", expected: "a prefix outside the discovery prefix \(d)/ (Home Assistant reads everything there as its own)")
+        }
+    }
+
+    // issue 22: OSDP's settings that are each fine alone but not together.
+    private static func osdpContradictions(_ c: Configuration, _ p: inout Parser, _ notes: inout [ConfigWarning]) {
+        guard c.isOSDP else {
+            for name in variables where name.hasPrefix("KIOSK_OSDP_") && name != "KIOSK_OSDP_PORT" && p.given.contains(name) {
+                notes.append(ConfigWarning(variable: name, value: p.environment[name] ?? "", reason: "ignored: KIOSK_OSDP_PORT is unset, so the kiosk is no OSDP reader"))
+            }
+            return
+        }
+        if c.wiegandD0Line != nil || c.wiegandD1Line != nil {
+            p.contradiction("KIOSK_OSDP_PORT", expected: "unset while KIOSK_WIEGAND_D0_LINE or D1_LINE is set: OSDP and Wiegand exclude each other (one link to the controller)")
+        }
+        if c.verdict == .hook {
+            p.contradiction("KIOSK_VERDICT", expected: "not hook while KIOSK_OSDP_PORT is set: the access controller decides (its osdp_LED and osdp_OUT drive the LEDs and the strike)")
         }
     }
 

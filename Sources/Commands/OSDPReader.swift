@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+import Glibc
+import Kiosk
+import OSDP
+import Platform
+import Policy
+
+/// The kiosk as the access controller's OSDP reader (issue 22), wired: the key and the kept bus
+/// settings (`OSDPStore`), the link's thread (`OSDPLink`), the controller's commands on the lines
+/// (`OSDPLines`), and the link's events in the log.
+///
+/// What the controller decides, the kiosk does: each reported code goes to it as osdp_RAW
+/// (`reported(payload:)`, or `report(_:)` with a card read made elsewhere: in credentials mode
+/// the credential's subject, never its token); its osdp_LED, osdp_BUZ and osdp_OUT drive the
+/// LEDs, the buzzer and the strike.
+final class OSDPReader: @unchecked Sendable {
+    let link: OSDPLink
+    let lines: OSDPLines
+    let format: OSDPCardFormat
+    let facility: Int
+    let logger: Logger
+    let statusFile: String?
+    private var errorLimit = RateLimit(intervalNs: 1_000_000_000)
+    private let lock = Lock()
+
+    enum Failure: Error {
+        /// A `config_error` was logged (exit 78).
+        case configuration
+        /// The port or libcrypto could not be had (exit 69); logged.
+        case unavailable
+    }
+
+    /// The serial number in PDID and the Secure Channel's cUID: from /etc/machine-id, so that it
+    /// stays the same across restarts and differs between kiosks.
+    static func serialNumber() -> UInt32 {
+        guard let bytes = readFile("/etc/machine-id", limit: 64), bytes.count >= 8 else { return 1 }
+        var v: UInt32 = 0
+        for c in bytes.prefix(8) {
+            guard let d = hexDigit(c) else { return 1 }
+            v = v << 4 | UInt32(d)
+        }
+        return v
+    }
+
+    static func hexDigit(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        case 0x41...0x46: return c - 0x41 + 10
+        default: return nil
+        }
+    }
+
+    static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var b = [UInt8](repeating: 0, count: limit)
+        let n = b.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        return n > 0 ? Array(b[0..<n]) : nil
+    }
+
+    static var identity: OSDPIdentity {
+        let v = kioskVersion.split(separator: ".").map { UInt8($0) ?? 0 } + [0, 0, 0]
+        // No IEEE OUI of its own: vendor code 0 (the controller lists it as unknown).
+        return OSDPIdentity(vendorCode: 0, model: 1, version: 1, serial: serialNumber(), firmware: (v[0], v[1], v[2]))
+    }
+
+    /// Where the link's status goes for `kiosk doctor` (`$RUNTIME_DIRECTORY/osdp-status`, in RAM:
+    /// rewritten each second); nil without a runtime directory.
+    static func statusPath(_ environment: [String: String]) -> String? {
+        environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map { String($0) + "/osdp-status" } }
+    }
+
+    init(config: Configuration, environment: [String: String], door: DoorReader, logger: Logger) throws {
+        self.logger = logger
+        format = config.osdpCardFormat
+        facility = config.wiegandFacility
+        statusFile = OSDPReader.statusPath(environment)
+        let store = OSDPStore(environment: environment, keyFile: config.osdpKeyFile)
+        let loaded: (key: [UInt8], source: String)?
+        do { loaded = try store.loadKey() } catch {
+            logger.error("config_error", ["var": "KIOSK_OSDP_KEY_FILE", "value": .text(config.osdpKeyFile ?? "unset"),
+                                          "expected": .text("\(error); a file of 32 hex digits")])
+            throw Failure.configuration
+        }
+        let kept = store.loadComset()
+        // A key kept from the controller's KEYSET ends install mode: SCBK-D is never taken again
+        // (delete the kept key to provision the kiosk anew).
+        let installMode = config.osdpInstallMode && !(loaded?.source.hasPrefix("kept") ?? false)
+        if loaded == nil && !installMode && config.osdpRequireSecure {
+            logger.error("config_error", ["var": "KIOSK_OSDP_KEY_FILE", "value": .text(config.osdpKeyFile ?? "unset"),
+                                          "expected": "a Secure Channel key (a file of 32 hex digits, or the credential osdp-scbk), KIOSK_OSDP_INSTALL_MODE=1 to take one from the controller, or KIOSK_OSDP_REQUIRE_SECURE=0: with none, the kiosk could answer no command"])
+            throw Failure.configuration
+        }
+        if loaded != nil || installMode {
+            do { try OpenSSLCipher.load() } catch {
+                logger.error("osdp_unavailable", ["error": .text(String(describing: error)), "hint": "the Secure Channel needs OpenSSL's libcrypto.so.3 (libssl3)"])
+                throw Failure.unavailable
+            }
+        }
+        lines = OSDPLines(door: door, clock: MonotonicClock(label: "kiosk.osdp.lines"), logger: logger)
+        let address = kept?.address ?? config.osdpAddress
+        let baud = kept?.baud ?? config.osdpBaud
+        var settings = OSDPPeripheral.Settings(address: UInt8(address), identity: OSDPReader.identity, key: loaded?.key,
+                                               installMode: installMode, requireSecure: config.osdpRequireSecure,
+                                               hasBuzzer: lines.hasBuzzer, hasLED: lines.hasLED, hasOutput: lines.hasOutput)
+        settings.cardQueueLimit = 8
+        let peripheral = OSDPPeripheral(settings: settings, cipher: OpenSSLCipher(), keeper: store)
+        do {
+            link = try OSDPLink(path: config.osdpPort!, baud: baud, peripheral: peripheral)
+        } catch {
+            logger.error("osdp_unavailable", ["port": .text(config.osdpPort!), "error": .text(String(describing: error))])
+            throw Failure.unavailable
+        }
+        logger.info("osdp_start", [
+            "port": .text(config.osdpPort!), "baud": .int(baud), "address": .int(address),
+            "settings": .text(kept == nil ? "environment" : "kept from the controller's COMSET in \(store.comsetPath)"),
+            "key": .text(loaded?.source ?? "none"), "install_mode": .bool(installMode), "require_secure": .bool(config.osdpRequireSecure),
+            "card_format": .text(format.rawValue),
+        ])
+        link.onAction = { [weak self] in self?.act($0) }
+        link.onPortError = { [weak self] error in
+            guard let self else { return }
+            if self.lock.withLock({ self.errorLimit.shouldSay(at: monotonicNanoseconds()).say }) {
+                self.logger.warning("osdp_port_error", ["port": .text(self.link.path), "error": .text(error)])
+            }
+        }
+    }
+
+    func start() {
+        link.start()
+        guard let statusFile else { return }
+        startThread(name: "kiosk.osdp.status") { [weak self] in
+            while let self, !self.isStopped {
+                self.writeStatus(statusFile)
+                usleep(1_000_000)
+            }
+        }
+    }
+
+    private var stopped = false
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    /// A reported code, as the card format makes it (or `osdp_card_skipped`, with why).
+    func reported(payload: [UInt8]) {
+        switch format.card(payload: payload, defaultFacility: facility, at: monotonicNanoseconds()) {
+        case .success(let card): report(card)
+        case .failure(let skip): logger.warning("osdp_card_skipped", ["reason": .text(skip.reason), "format": .text(format.rawValue)])
+        }
+    }
+
+    /// The entry point for a card read made by the caller (credentials mode: the subject's bytes
+    /// or number, never the token).
+    func report(_ card: OSDPCardRead) { link.report(card) }
+
+    /// The end of a replay: the last reads reach a controller that is polling (at most 2 s).
+    func settle() { link.settle(limitNs: 2_000_000_000) }
+
+    func shutDown() {
+        lock.withLock { stopped = true }
+        lines.shutDown()
+        link.shutDown()
+        if let statusFile { unlink(statusFile) }
+    }
+
+    private func act(_ action: OSDPPeripheral.Action) {
+        switch action {
+        case .led(let r): lines.led(r)
+        case .buzzer(let r): lines.buzzer(r)
+        case .output(let r): lines.output(r)
+        case .switchBaud(let baud): logger.info("osdp_baud", ["baud": .int(baud)])
+        case .send: break
+        case .event(let e): log(e)
+        }
+    }
+
+    private func log(_ event: OSDPPeripheral.Event) {
+        switch event {
+        case .online: logger.info("osdp_online", ["port": .text(link.path)])
+        case .offline: logger.warning("osdp_offline", ["port": .text(link.path), "reason": "no command from the controller for 2 s"])
+        case .secure(let defaultKey):
+            logger.log(defaultKey ? .warning : .info, "osdp_secure", ["state": "on", "key": .text(defaultKey ? "SCBK-D (install mode)" : "SCBK")])
+        case .secureEnded(let reason): logger.info("osdp_secure", ["state": "off", "reason": .text(reason)])
+        case .error(let reason, let detail):
+            let (say, suppressed) = lock.withLock { errorLimit.shouldSay(at: monotonicNanoseconds()) }
+            guard say else { return }
+            var fields: [(String, LogValue)] = [("reason", .text(reason.rawValue)), ("detail", .text(detail))]
+            if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
+            logger.log(.warning, "osdp_error", fields: fields)
+        case .cardSent(let card):
+            if card.format == 1 {
+                logger.info("osdp_card", ["bits": .int(card.bitCount), "format": "wiegand"])
+            } else {
+                logger.info("osdp_card", ["length": .int(card.data.count), "format": "raw"])
+            }
+        case .cardDropped(let reason): logger.warning("osdp_card_dropped", ["reason": .text(reason)])
+        case .keyChanged: logger.warning("osdp_key", ["state": "changed", "by": "the controller's KEYSET", "kept": "yes"])
+        case .comset(let address, let baud): logger.warning("osdp_comset", ["address": .int(address), "baud": .int(baud), "kept": "yes"])
+        }
+    }
+
+    private func writeStatus(_ path: String) {
+        let s = link.snapshot
+        let age = s.lastCommandNs.map { String((monotonicNanoseconds() &- $0) / 1_000_000) } ?? "none"
+        let text = "online=\(s.online ? 1 : 0)\nsecure=\(s.secure ? 1 : 0)\nlast_command_ms_ago=\(age)\nwritten_unix=\(time(nil))\nbaud=\(s.baud)\naddress=\(s.address)\n"
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return }
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        rename(tmp, path)
+    }
+}
