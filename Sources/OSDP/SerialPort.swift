@@ -37,6 +37,9 @@ public final class SerialPort {
             Glibc.close(fd)
             throw error
         }
+        // What the controller sent before the kiosk listened (retries into a dead line) is no
+        // command for this start: answering it would answer a past the controller has left.
+        flushInput()
     }
 
     deinit { close() }

@@ -373,8 +373,10 @@ def scenario_restart(args, bus, out):
         # re-enable (as a controller's "reset reader") starts it at once.
         out["cp_reenabled"] = True
         cp.disable_pd(0)
-        time.sleep(0.2)
-        cp.enable_pd(0)
+        end = time.monotonic() + 3
+        while cp.is_pd_enabled(0) and time.monotonic() < end:
+            time.sleep(0.05)
+        out["cp_enable"] = cp.enable_pd(0)
         online = cp.online_wait(0, timeout=10)
     out["online_again"] = online and cp.sc_wait(0, timeout=8)
     out["online_again_after_s"] = round(time.monotonic() - t, 2)
