@@ -524,7 +524,11 @@ public struct OSDPPeripheral {
     // MARK: - Replies
 
     private mutating func nak(_ reason: OSDPNak, _ reply: Reply, error: (ErrorReason, String)) -> [Action] {
-        send(OSDPCode.nak, [reason.rawValue], reply) + [.event(.error(error.0, error.1))]
+        // A sequence NAK leaves the count where it was: a stray packet does not move it.
+        let kept = lastReply
+        let out = send(OSDPCode.nak, [reason.rawValue], reply) + [.event(.error(error.0, error.1))]
+        if reason == .sequence { lastReply = kept }
+        return out
     }
 
     /// The reply's bytes: plaintext, with a handshake security block, or in the session (MAC'd,

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+import Camera
+import Foundation
+import Policy
+import Scene
+import XCTest
+
+/// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
+/// ControlPanel (PyPI `libosdp`, `make deps`) drives the real kiosk binary over a pseudo-terminal
+/// pair (tests/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
+final class OSDPTests: XCTestCase {
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-osdp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"] }
+
+    static var script: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("tests/osdp/controller.py")
+    }
+
+    /// Runs one scenario; the frames it may show are drawn here (our QR renderer, as the other
+    /// end-to-end tests draw theirs).
+    func scenario(_ name: String, codes: [String] = [], randomSeconds: Double = 3) throws -> [String: Any] {
+        guard let python = OSDPTests.python, FileManager.default.isExecutableFile(atPath: python) else {
+            XCTFail("KIOSK_PEERS_PYTHON does not name the peers' python: run `make deps` and the tests through `make test`")
+            return [:]
+        }
+        let qr = folder.appendingPathComponent("qr")
+        try FileManager.default.createDirectory(at: qr, withIntermediateDirectories: true)
+        try ImageFile.writePGM(GrayImage(width: 320, height: 240, fill: 190), to: qr.appendingPathComponent("blank.pgm").path)
+        for code in codes {
+            var frame = GrayImage(width: 320, height: 240, fill: 190)
+            let image = try QRCodeImage.render(code, moduleSize: 3)
+            frame.paste(image, x: 160 - image.width / 2, y: 120 - image.height / 2)
+            let name = code.utf8.map { String(format: "%02x", $0) }.joined()
+            try ImageFile.writePGM(frame, to: qr.appendingPathComponent(name + ".pgm").path)
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: python)
+        p.arguments = [OSDPTests.script.path, "--kiosk", EndToEndTests.binary.path, "--work", folder.path,
+                       "--scenario", name, "--qr", qr.path, "--random-seconds", String(randomSeconds)]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let log = (try? String(contentsOf: folder.appendingPathComponent("kiosk.log"), encoding: .utf8)) ?? ""
+        XCTAssertEqual(p.terminationStatus, 0, String(decoding: errors, as: UTF8.self).suffix(3000) + "\n" + log)
+        let object = try JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] ?? [:]
+        return object.merging(["log": log]) { a, _ in a }
+    }
+
+    /// The (seconds, line, value) changes a scenario recorded, for one line.
+    func changes(_ r: [String: Any], _ key: String, line: Int) -> [(t: Double, value: Int)] {
+        ((r[key] as? [[Any]]) ?? []).compactMap { e in
+            guard e.count == 3, let t = e[0] as? Double, let l = e[1] as? Int, let v = e[2] as? Int, l == line else { return nil }
+            return (t, v)
+        }
+    }
+
+    func testPlaintextLinkIdentifiesItselfAndSendsACodeAsAWiegandCard() throws {
+        let r = try scenario("plain", codes: ["18:36963"])
+        XCTAssertEqual(r["online"] as? Bool, true, "\(r)")
+        let id = r["pd_id"] as? [String: Int] ?? [:]
+        XCTAssertEqual(id["model"], 1)
+        XCTAssertEqual(id["firmware"], 0x000100, "0.1.0")
+        XCTAssertNotEqual(id["serial"], 0)
+        let caps = r["caps"] as? [String: [Int]] ?? [:]
+        XCTAssertEqual(caps["CommunicationSecurity"], [1, 0], "AES-128 Secure Channel")
+        XCTAssertEqual(caps["CheckCharacter"], [1, 0], "CRC-16")
+        XCTAssertEqual(caps["LEDControl"], [3, 1])
+        XCTAssertEqual(caps["AudibleControl"], [2, 1])
+        XCTAssertEqual(caps["OutputControl"], [4, 1])
+        XCTAssertEqual(caps["TextOutput"], [0, 0], "no display")
+        XCTAssertEqual(caps["ReceiveBufferSize"], [0, 1], "256 bytes")
+        XCTAssertEqual(r["sc_active"] as? Bool, false)
+        // Facility 18, card 36963: 0 00010010 1001000001100011 1, packed MSB first.
+        let card = r["card"] as? [String: Any]
+        XCTAssertEqual(card?["format"] as? Int, 1, "Wiegand: \(r)")
+        XCTAssertEqual(card?["length"] as? Int, 26)
+        XCTAssertEqual(card?["data"] as? String, "094831c0")
+        XCTAssertEqual(r["exit"] as? Int, 0, "the replay ended after the controller polled its read")
+        XCTAssertEqual((r["osdp_card"] as? [[String: String]])?.first?["bits"], "26")
+    }
+
+    func testSecureChannelCarriesTheControllersCommandsToTheLinesAndARawCardBack() throws {
+        let r = try scenario("secure", codes: ["VISITOR-7"])
+        XCTAssertEqual(r["online"] as? Bool, true, "\(r)")
+        XCTAssertEqual(r["sc_active"] as? Bool, true, "Secure Channel with the installer's key")
+        // Green for 500 ms (a temporary state), then the permanent one (off).
+        let green = changes(r, "led", line: 5)
+        XCTAssertEqual(green.map(\.value), [1, 0], "\(r["led"] ?? "")")
+        if green.count == 2 { XCTAssertEqual(green[1].t - green[0].t, 0.5, accuracy: 0.15) }
+        XCTAssertEqual(changes(r, "led_red", line: 6).map(\.value), [1], "red, permanently")
+        // Two 200 ms beeps 100 ms apart.
+        let buzz = changes(r, "buzzer", line: 18)
+        XCTAssertEqual(buzz.map(\.value), [1, 0, 1, 0], "\(r["buzzer"] ?? "")")
+        if buzz.count == 4 {
+            XCTAssertEqual(buzz[1].t - buzz[0].t, 0.2, accuracy: 0.1)
+            XCTAssertEqual(buzz[2].t - buzz[1].t, 0.1, accuracy: 0.1)
+        }
+        // The strike: on for its timer, 700 ms.
+        let strike = changes(r, "output", line: 23)
+        XCTAssertEqual(strike.map(\.value), [1, 0], "\(r["output"] ?? "")")
+        if strike.count == 2 { XCTAssertEqual(strike[1].t - strike[0].t, 0.7, accuracy: 0.15) }
+        XCTAssertEqual(r["sc_still_active"] as? Bool, true)
+        let card = r["card"] as? [String: Any]
+        XCTAssertEqual(card?["format"] as? Int, 0, "raw: \(r)")
+        XCTAssertEqual(card?["data"] as? String, Array("VISITOR-7".utf8).map { String(format: "%02x", $0) }.joined())
+        XCTAssertEqual(r["key_in_log"] as? Bool, false, "the key is never logged")
+    }
+
+    func testInstallModeTakesTheControllersKeyAndARestartUsesIt() throws {
+        let r = try scenario("install")
+        XCTAssertEqual(r["keyset_logged"] as? Bool, true, "\(r)")
+        XCTAssertEqual(r["secure_keys"] as? [String], ["SCBK-D (install mode)", "SCBK"])
+        XCTAssertEqual(r["sc_active_after_keyset"] as? Bool, true)
+        XCTAssertEqual(r["kept_mode"] as? String, "0o600")
+        XCTAssertEqual(r["kept_is_key"] as? Bool, true)
+        XCTAssertEqual(r["restart_key_source"] as? String, "kept from the controller's KEYSET in \(folder.path)/state/osdp-scbk")
+        XCTAssertEqual(r["restart_install_mode"] as? String, "false", "a kept key ends install mode: SCBK-D is refused")
+        XCTAssertEqual(r["restart_sc_active"] as? Bool, true)
+        XCTAssertEqual(r["key_in_log"] as? Bool, false)
+    }
+
+    func testAWrongKeyNeverGetsASessionNorACommandCarriedOut() throws {
+        let r = try scenario("wrongkey")
+        XCTAssertEqual(r["sc_active"] as? Bool, false, "\(r)")
+        XCTAssertEqual((r["secure_on"] as? [Any])?.count, 0)
+        XCTAssertEqual((r["gpio_after_command"] as? [Any])?.count, 0, "the strike stayed shut")
+        XCTAssertTrue((r["errors"] as? [String] ?? []).contains("mac"))
+    }
+
+    func testTheControllerSeesAKilledKioskOfflineAndOnlineAgainAfterARestart() throws {
+        let r = try scenario("restart")
+        XCTAssertEqual(r["online"] as? Bool, true, "\(r)")
+        XCTAssertEqual(r["offline"] as? Bool, true)
+        XCTAssertEqual(r["online_again"] as? Bool, true)
+    }
+
+    func testAHostileBusGetsNakOrSilenceAndNeverMovesTheStrike() throws {
+        let r = try scenario("hostile", randomSeconds: 3)
+        let replies = r["replies"] as? [String: Any] ?? [:]
+        func reply(_ key: String) -> [UInt8] {
+            let hex = replies[key] as? String ?? ""
+            return stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0 }
+        }
+        XCTAssertEqual(reply("id_plain").dropFirst(5).first, 0x45, "PDID: \(replies)")
+        XCTAssertEqual(reply("bad_crc"), [], "a bad CRC: silence")
+        XCTAssertEqual(Array(reply("out_plain").dropFirst(5).prefix(2)), [0x41, 0x06], "plaintext osdp_OUT refused: NAK 6")
+        XCTAssertEqual(reply("too_long"), [], "a length past the buffer: silence")
+        XCTAssertEqual(Array(reply("bad_mac").dropFirst(5).prefix(2)), [0x41, 0x06], "a made-up MAC: NAK 6")
+        XCTAssertEqual(Array(reply("sequence").dropFirst(5).prefix(2)), [0x41, 0x04], "a stale sequence number: NAK 4")
+        XCTAssertGreaterThan(replies["random_bytes"] as? Int ?? 0, 1000)
+        XCTAssertEqual(reply("id_after").dropFirst(5).first, 0x45, "still answering after the noise")
+        XCTAssertEqual(r["alive"] as? Bool, true)
+        XCTAssertEqual((r["gpio"] as? [Any])?.count, 0, "the strike never moved")
+        XCTAssertEqual(r["exit"] as? Int, 0)
+    }
+}
