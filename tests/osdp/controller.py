@@ -200,6 +200,9 @@ def kiosk_env(args, bus, extra):
 
 
 def control_panel(bus, scbk, flags=()):
+    # A reply the last control panel did not stay to read is no reply to this one.
+    time.sleep(0.1)
+    bus.drain()
     channel = PtyChannel(bus.master)
     info = osdp.PDInfo(0, channel, scbk=scbk, flags=list(flags))
     cp = osdp.ControlPanel([info], log_level=osdp.LogLevel.Warning)
@@ -326,9 +329,10 @@ def scenario_install(args, bus, out):
     out["restart_key_source"] = start[0].get("key") if start else None
     out["restart_install_mode"] = start[0].get("install_mode") if start else None
     cp2, _ = control_panel(bus, KEY, [osdp.LibFlag.EnforceSecure])
-    out["restart_sc_active"] = cp2.sc_wait(0, timeout=8)
+    out["restart_sc_active"] = cp2.sc_wait(0, timeout=10)
     cp2.teardown()
     k2.stop()
+    out["restart_events"] = [(e.get("event"), e.get("state"), e.get("reason"), e.get("detail")) for e in k2.events("osdp_secure") + k2.events("osdp_error")]
     out["key_in_log"] = KEY.hex() in open(args.log).read().lower()
 
 
