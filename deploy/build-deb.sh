@@ -241,15 +241,15 @@ cat > "$root/DEBIAN/postinst" <<'EOF'
 set -e
 
 if [ "$1" = configure ]; then
-	# The service's user, in the groups that own /dev/video* and /dev/gpiochip*.
-	for g in video gpio; do
+	# The service's user, in the groups that own /dev/video*, /dev/gpiochip* and the serial ports (dialout).
+	for g in video gpio dialout; do
 		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
 	done
 	if ! getent passwd kiosk >/dev/null; then
 		adduser --quiet --system --group --no-create-home --home /nonexistent \
 			--gecos "kiosk barcode scanner" kiosk
 	fi
-	for g in video gpio; do
+	for g in video gpio dialout; do
 		id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || adduser --quiet kiosk "$g"
 	done
 fi

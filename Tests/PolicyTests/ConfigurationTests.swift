@@ -424,4 +424,56 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertTrue(r.warnings.allSatisfy { $0.reason?.contains("KIOSK_MQTT_URL is unset") ?? false })
         XCTAssertFalse(r.configuration.isMQTT)
     }
+
+    // issue 22: OSDP
+    func testOSDPValuesDefaultsAndRejections() {
+        let off = read([:]).configuration
+        XCTAssertFalse(off.isOSDP)
+        XCTAssertEqual(off.osdpBaud, 9600)
+        XCTAssertEqual(off.osdpAddress, 0)
+        XCTAssertTrue(off.osdpRequireSecure)
+        XCTAssertFalse(off.osdpInstallMode)
+        XCTAssertEqual(off.osdpCardFormat, .wiegand26)
+        let port = ["KIOSK_OSDP_PORT": "/dev/serial0"]
+        func with(_ env: [String: String]) -> ConfigurationReading { read(port.merging(env) { a, _ in a }) }
+        let c = with(["KIOSK_OSDP_BAUD": "115200", "KIOSK_OSDP_ADDRESS": "126", "KIOSK_OSDP_KEY_FILE": "/etc/kiosk/osdp-scbk",
+                      "KIOSK_OSDP_INSTALL_MODE": "1", "KIOSK_OSDP_REQUIRE_SECURE": "0", "KIOSK_OSDP_CARD_FORMAT": "raw"])
+        XCTAssertEqual(c.errors, [])
+        XCTAssertEqual(c.configuration.osdpPort, "/dev/serial0")
+        XCTAssertEqual(c.configuration.osdpBaud, 115_200)
+        XCTAssertEqual(c.configuration.osdpAddress, 126)
+        XCTAssertEqual(c.configuration.osdpKeyFile, "/etc/kiosk/osdp-scbk")
+        XCTAssertTrue(c.configuration.osdpInstallMode)
+        XCTAssertFalse(c.configuration.osdpRequireSecure)
+        XCTAssertEqual(c.configuration.osdpCardFormat, .raw)
+        for (name, bad) in [("KIOSK_OSDP_PORT", "ttyUSB0"), ("KIOSK_OSDP_BAUD", "4800"), ("KIOSK_OSDP_BAUD", "fast"),
+                            ("KIOSK_OSDP_ADDRESS", "127"), ("KIOSK_OSDP_ADDRESS", "-1"), ("KIOSK_OSDP_KEY_FILE", "scbk.txt"),
+                            ("KIOSK_OSDP_INSTALL_MODE", "yes"), ("KIOSK_OSDP_REQUIRE_SECURE", "2"), ("KIOSK_OSDP_CARD_FORMAT", "wiegand37")] {
+            var env = port
+            env[name] = bad
+            let r = read(env)
+            XCTAssertEqual(r.errors.map(\.variable), [name], "\(name)=\(bad)")
+            XCTAssertEqual(r.errors.first?.value, bad)
+        }
+    }
+
+    func testOSDPCrossChecks() {
+        let port = ["KIOSK_OSDP_PORT": "/dev/ttyUSB0"]
+        // OSDP and Wiegand: one link to the controller.
+        var r = read(port.merging(["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21"]) { a, _ in a })
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_OSDP_PORT"])
+        XCTAssertTrue(r.errors.first?.expected.contains("exclude each other") ?? false)
+        // Hook mode: the controller decides, not a local program.
+        r = read(port.merging(["KIOSK_VERDICT": "hook", "KIOSK_ON_SCAN": "/usr/local/bin/open-door"]) { a, _ in a })
+        XCTAssertEqual(r.errors.map(\.variable), ["KIOSK_VERDICT"])
+        // The LEDs and the strike without a local verdict: the controller's osdp_LED and osdp_OUT drive them.
+        r = read(port.merging(["KIOSK_GRANTED_LED_LINE": "5", "KIOSK_DENIED_LED_LINE": "6", "KIOSK_DOOR_LINE": "23"]) { a, _ in a })
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(read(["KIOSK_DOOR_LINE": "23"]).errors.map(\.variable), ["KIOSK_DOOR_LINE"], "without OSDP as before")
+        // OSDP settings without the port: said, not an error.
+        r = read(["KIOSK_OSDP_BAUD": "19200", "KIOSK_OSDP_INSTALL_MODE": "1"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_OSDP_BAUD", "KIOSK_OSDP_INSTALL_MODE"])
+        XCTAssertTrue(r.warnings.allSatisfy { $0.reason?.contains("KIOSK_OSDP_PORT is unset") ?? false })
+    }
 }
