@@ -44,6 +44,7 @@ public struct Doctor {
         checks += gpio()
         checks += door()
         checks += mqtt()
+        checks += osdp()  // issue 22
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
