@@ -12,6 +12,8 @@ let package = Package(
         .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
         .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
         .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        // issue 22: the OSDP framer and peripheral on bus bytes.
+        .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
     ],
     swiftLanguageModes: [.v5]
 )

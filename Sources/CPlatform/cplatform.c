@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -18,3 +19,13 @@ void kiosk_set_thread_name(const char *name) {
 int kiosk_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
 
 int kiosk_set_timer_slack(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns, 0, 0, 0); }
+
+int kiosk_open_pty(char *name, unsigned long size) {
+    int fd = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    if (grantpt(fd) != 0 || unlockpt(fd) != 0 || ptsname_r(fd, name, size) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}

@@ -19,6 +19,9 @@ public enum DevCommand {
       kiosk-dev wiegand-jitter [--pulse-us N --interval-us M]... [--bits N]
                           the Wiegand sender's pulse width and interval on this machine's clock
                           (make bench-wiegand; default 50/2000, 20/200 and 100/20000 us)
+      kiosk-dev osdp-reply [--polls N]
+                          the OSDP link's reply time to POLL at 9600 and 115200 baud, plaintext
+                          and Secure Channel, on a pseudo-terminal (make bench-osdp)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -32,6 +35,8 @@ public enum DevCommand {
             return ZoomBench.main(Array(args.dropFirst()))
         case "wiegand-jitter":
             return WiegandJitter.main(Array(args.dropFirst()))
+        case "osdp-reply":
+            return OSDPReplyBench.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return 0

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import CPlatform
 import Glibc
 
 /// The few questions the kiosk asks the file system, without Foundation.
@@ -56,5 +57,16 @@ extension Files {
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "kiosk" }
         let name = String(cBuffer: buffer)
         return name.isEmpty ? "kiosk" : name
+    }
+}
+
+// issue 22: a pseudo-terminal pair (the OSDP bench's bus).
+public enum PseudoTerminal {
+    /// The master's descriptor and the slave's path.
+    public static func open() throws -> (master: Int32, slave: String) {
+        var name = [CChar](repeating: 0, count: 128)
+        let fd = kiosk_open_pty(&name, UInt(name.count))
+        guard fd >= 0 else { throw Errno.current }
+        return (fd, String(cString: name))
     }
 }

@@ -12,4 +12,8 @@ int kiosk_pipe_cloexec(int fds[2]);
    end its timed sleeps (50 us by default); 0, or -1 and errno. */
 int kiosk_set_timer_slack(unsigned long ns);
 
+/* issue 22: a pseudo-terminal pair for the OSDP bench (posix_openpt, grantpt, unlockpt,
+   ptsname_r are X/Open): the master's descriptor, the slave's path in `name`; -1 and errno. */
+int kiosk_open_pty(char *name, unsigned long size);
+
 #endif
