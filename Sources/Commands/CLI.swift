@@ -5,6 +5,7 @@ import GPIO
 import Glibc
 import Kiosk
 import MQTT
+import OSDP
 import Platform
 import Policy
 import Systemd
@@ -102,6 +103,11 @@ public enum KioskCommand {
         // The files the MQTT settings name: readable (the password itself is never printed).
         if config.isMQTT, case .failure(let problems) = FleetSetup.settings(config, environment) {
             for e in problems.list { logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)]) }
+            return ExitStatus.config
+        }
+        // issue 22: the OSDP key file is a key (its source is said by doctor; the key never).
+        if config.isOSDP, case .failure(let e) = OSDPReader.key(config, OSDPStore(environment: environment, keyFile: config.osdpKeyFile)) {
+            logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
             return ExitStatus.config
         }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0

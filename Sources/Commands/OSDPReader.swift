@@ -60,6 +60,21 @@ final class OSDPReader: @unchecked Sendable {
         return n > 0 ? Array(b[0..<n]) : nil
     }
 
+    /// The Secure Channel key and its source, nil for none; a `config_error` when a key file is
+    /// no key, or when with no key the kiosk could answer nothing (`kiosk check` and `run` alike).
+    static func key(_ config: Configuration, _ store: OSDPStore) -> Result<(key: [UInt8], source: String)?, ConfigError> {
+        let loaded: (key: [UInt8], source: String)?
+        do { loaded = try store.loadKey() } catch {
+            return .failure(ConfigError(variable: "KIOSK_OSDP_KEY_FILE", value: config.osdpKeyFile ?? "unset",
+                                        expected: "\(error); a file of 32 hex digits"))
+        }
+        if loaded == nil && !config.osdpInstallMode && config.osdpRequireSecure {
+            return .failure(ConfigError(variable: "KIOSK_OSDP_KEY_FILE", value: config.osdpKeyFile ?? "unset",
+                                        expected: "a Secure Channel key (a file of 32 hex digits, or the credential osdp-scbk), KIOSK_OSDP_INSTALL_MODE=1 to take one from the controller, or KIOSK_OSDP_REQUIRE_SECURE=0: with none, the kiosk could answer no command"))
+        }
+        return .success(loaded)
+    }
+
     static var identity: OSDPIdentity {
         let v = kioskVersion.split(separator: ".").map { UInt8($0) ?? 0 } + [0, 0, 0]
         // No IEEE OUI of its own: vendor code 0 (the controller lists it as unknown).
@@ -79,20 +94,16 @@ final class OSDPReader: @unchecked Sendable {
         statusFile = OSDPReader.statusPath(environment)
         let store = OSDPStore(environment: environment, keyFile: config.osdpKeyFile)
         let loaded: (key: [UInt8], source: String)?
-        do { loaded = try store.loadKey() } catch {
-            logger.error("config_error", ["var": "KIOSK_OSDP_KEY_FILE", "value": .text(config.osdpKeyFile ?? "unset"),
-                                          "expected": .text("\(error); a file of 32 hex digits")])
+        switch OSDPReader.key(config, store) {
+        case .success(let k): loaded = k
+        case .failure(let e):
+            logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
             throw Failure.configuration
         }
         let kept = store.loadComset()
         // A key kept from the controller's KEYSET ends install mode: SCBK-D is never taken again
         // (delete the kept key to provision the kiosk anew).
         let installMode = config.osdpInstallMode && !(loaded?.source.hasPrefix("kept") ?? false)
-        if loaded == nil && !installMode && config.osdpRequireSecure {
-            logger.error("config_error", ["var": "KIOSK_OSDP_KEY_FILE", "value": .text(config.osdpKeyFile ?? "unset"),
-                                          "expected": "a Secure Channel key (a file of 32 hex digits, or the credential osdp-scbk), KIOSK_OSDP_INSTALL_MODE=1 to take one from the controller, or KIOSK_OSDP_REQUIRE_SECURE=0: with none, the kiosk could answer no command"])
-            throw Failure.configuration
-        }
         if loaded != nil || installMode {
             do { try OpenSSLCipher.load() } catch {
                 logger.error("osdp_unavailable", ["error": .text(String(describing: error)), "hint": "the Secure Channel needs OpenSSL's libcrypto.so.3 (libssl3)"])

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Foundation
+import Platform
 import Policy
 import Scene
 import XCTest
@@ -167,5 +168,59 @@ final class OSDPTests: XCTestCase {
         XCTAssertEqual(r["alive"] as? Bool, true)
         XCTAssertEqual((r["gpio"] as? [Any])?.count, 0, "the strike never moved")
         XCTAssertEqual(r["exit"] as? Int, 0)
+    }
+
+    func kiosk(_ args: [String], env: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let p = Process()
+        p.executableURL = EndToEndTests.binary
+        p.arguments = args
+        p.environment = EndToEndTests.childEnvironment(env)
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
+    }
+
+    func testCheckAndDoctorSayWhereTheKeyComesFromNeverTheKey() throws {
+        let key = "00112233445566778899aabbccddeeff"
+        let keyFile = folder.appendingPathComponent("scbk").path
+        try (key + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let bad = folder.appendingPathComponent("bad").path
+        try "not a key\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        // A pseudo-terminal for the port, held open here (so doctor names this process as its holder).
+        let (master, slave) = try PseudoTerminal.open()
+        defer { close(master) }
+        let held = open(slave, O_RDWR | O_NOCTTY)
+        defer { close(held) }
+        let run = folder.appendingPathComponent("run")
+        try FileManager.default.createDirectory(at: run, withIntermediateDirectories: true)
+        try "online=1\nsecure=1\nlast_command_ms_ago=40\nwritten_unix=\(Int(Date().timeIntervalSince1970))\nbaud=9600\naddress=0\n"
+            .write(to: run.appendingPathComponent("osdp-status"), atomically: true, encoding: .utf8)
+        let env = ["KIOSK_OSDP_PORT": slave, "KIOSK_OSDP_KEY_FILE": keyFile, "STATE_DIRECTORY": folder.appendingPathComponent("state").path,
+                   "RUNTIME_DIRECTORY": run.path, "KIOSK_CAMERA": "/dev/null"]
+        let check = try kiosk(["check"], env: env)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stdout.contains("KIOSK_OSDP_KEY_FILE=\(keyFile)"))
+        XCTAssertFalse((check.stdout + check.stderr).contains(key))
+        let refused = try kiosk(["check"], env: env.merging(["KIOSK_OSDP_KEY_FILE": bad]) { _, b in b })
+        XCTAssertEqual(refused.status, 78)
+        XCTAssertTrue(refused.stderr.contains("var=KIOSK_OSDP_KEY_FILE"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("not a key\\n"), "the file's content is not echoed")
+        let none = try kiosk(["check"], env: ["KIOSK_OSDP_PORT": slave, "STATE_DIRECTORY": folder.path])
+        XCTAssertEqual(none.status, 78, "no key, no install mode, secure required: nothing could be answered")
+        XCTAssertEqual(try kiosk(["check"], env: ["KIOSK_OSDP_PORT": slave, "KIOSK_OSDP_INSTALL_MODE": "1", "STATE_DIRECTORY": folder.path]).status, 0)
+
+        let doctor = try kiosk(["doctor"], env: env)
+        let lines = doctor.stdout.split(separator: "\n").map(String.init).filter { $0.contains(" osdp ") }
+        XCTAssertTrue(lines.contains { $0.hasPrefix("FAIL osdp port: \(slave) is open in") }, doctor.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("PASS osdp port: a serial device") }, doctor.stdout)
+        XCTAssertTrue(lines.contains { $0 == "PASS osdp key: the Secure Channel key comes from KIOSK_OSDP_KEY_FILE \(keyFile)" }, doctor.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("PASS osdp link: online, Secure Channel, last command from the controller 40 ms ago") }, doctor.stdout)
+        XCTAssertFalse(doctor.stdout.contains(key))
+        let gone = try kiosk(["doctor"], env: env.merging(["KIOSK_OSDP_PORT": "/dev/ttyNOPE9"]) { _, b in b })
+        XCTAssertTrue(gone.stdout.contains("FAIL osdp port: /dev/ttyNOPE9 does not exist"), gone.stdout)
     }
 }
