@@ -275,6 +275,54 @@ final class OSDPPeripheralTests: XCTestCase {
         XCTAssertEqual(rmac.securityType, 0x14)
         XCTAssertEqual(Array(rmac.body.dropFirst()), try c.encrypt(key: mac2, iv: nil, try c.encrypt(key: mac1, iv: nil, clientCryptogram)))
         XCTAssertTrue(p.isSecure)
+        // The MAC (D.5): CBC with S-MAC1 over all blocks but the last, S-MAC2 on the last, 0x80 padding.
+        func mac(_ m: [UInt8], iv: [UInt8]) throws -> [UInt8] {
+            var padded = m
+            if padded.count % 16 != 0 { padded.append(0x80); while padded.count % 16 != 0 { padded.append(0) } }
+            var chain = iv
+            if padded.count > 16 { chain = Array(try c.encrypt(key: mac1, iv: iv, Array(padded.prefix(padded.count - 16))).suffix(16)) }
+            return try c.encrypt(key: mac2, iv: chain, Array(padded.suffix(16)))
+        }
+        func secured(_ seq: UInt8, _ body: [UInt8], rMac: [UInt8], spoil: Bool = false) throws -> (bytes: [UInt8], cMac: [UInt8]) {
+            var b: [UInt8] = [0x53, 3, 0, 0, seq | 0x0C, 2, 0x15] + body
+            let total = b.count + 4 + 2
+            b[2] = UInt8(total); b[3] = 0
+            let cMac = try mac(b, iv: rMac)
+            b += cMac.prefix(4).map { spoil ? $0 ^ 1 : $0 }
+            let crc = OSDPChecks.crc16(b)
+            return (b + [UInt8(crc & 0xFF), UInt8(crc >> 8)], cMac)
+        }
+        var rMac = Array(rmac.body.dropFirst())
+        // A POLL with its MAC: an ACK in the session (SCS_16), whose MAC chains from the command's.
+        let poll = try secured(2, [0x60], rMac: rMac)
+        let ackBytes = try XCTUnwrap(p.received(poll.bytes, at: 2).compactMap { if case .send(let b) = $0 { return b } else { return nil } }.first)
+        let ack = try OSDPPacket.parse(ackBytes).get()
+        XCTAssertEqual(ack.securityType, 0x16)
+        XCTAssertEqual(ack.body.first, 0x40)
+        rMac = try mac(Array(ackBytes.prefix(ackBytes.count - 6)), iv: poll.cMac)
+        XCTAssertEqual(Array(ackBytes[(ackBytes.count - 6)..<(ackBytes.count - 2)]), Array(rMac.prefix(4)), "the reply's MAC")
+        // The same POLL again with the next sequence number (a replay): its MAC no longer chains. NAK 6, session over.
+        var replay = poll.bytes
+        replay[4] = 3 | 0x0C
+        let crc = OSDPChecks.crc16(replay.prefix(replay.count - 2))
+        replay[replay.count - 2] = UInt8(crc & 0xFF); replay[replay.count - 1] = UInt8(crc >> 8)
+        let refused = p.received(replay, at: 3)
+        XCTAssertEqual(sent(refused).first?.body, [0x41, 0x06])
+        XCTAssertEqual(sent(refused).first?.securityType, nil, "a plaintext NAK: the session is gone")
+        XCTAssertFalse(p.isSecure)
+        XCTAssertTrue(events(refused).contains(.error(.mac, "a command whose MAC does not match")))
+        return
+    }
+
+    func testAPlaintextCommandEndsASession() throws {
+        let c = ToyCipher()
+        var p = pd(secure: true, key: key)
+        let rndA: [UInt8] = Array(11...18)
+        let reply = try XCTUnwrap(sent(p.received(command(0, [0x76] + rndA, scb: (0x11, [1])), at: 0)).first)
+        let rndB = Array(reply.body[9...16])
+        let enc = try c.encrypt(key: key, iv: nil, [0x01, 0x82] + rndA[0..<6] + [UInt8](repeating: 0, count: 8))
+        _ = p.received(command(1, [0x77] + (try c.encrypt(key: enc, iv: nil, rndB + rndA)), scb: (0x13, [1])), at: 1)
+        XCTAssertTrue(p.isSecure)
         // A plaintext command now ends the session with a plaintext NAK 6.
         let plain = p.received(command(2, [0x60]), at: 2)
         XCTAssertEqual(sent(plain).first?.body, [0x41, 0x06])
@@ -326,6 +374,9 @@ final class OSDPCommandTests: XCTestCase {
         plan.apply(record(temporary: (1, 0, 0, 0, 0), timer: 0, permanent: (0, 0, 0, 0, 0)), at: 2100 * ms)
         XCTAssertEqual(plan.color(at: 2100 * ms).color, 1)
         XCTAssertEqual(OSDPColor.lamps(3).green && OSDPColor.lamps(3).red, true, "amber: both")
+        XCTAssertTrue(OSDPColor.lamps(2).green && !OSDPColor.lamps(2).red, "green: the granted LED")
+        XCTAssertTrue(!OSDPColor.lamps(1).green && OSDPColor.lamps(1).red, "red: the denied LED")
+        XCTAssertTrue(!OSDPColor.lamps(4).green && !OSDPColor.lamps(4).red, "blue: neither")
         XCTAssertFalse(record(temporary: (2, 0, 0, 2, 0), timer: 5, permanent: (0, 0, 0, 0, 0)).isValid, "on and off both 0")
     }
 
