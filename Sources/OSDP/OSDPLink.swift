@@ -26,6 +26,8 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
     private var running = false
     private var status: Status
     private var framer = OSDPFramer()
+    /// The strike's level as the controller set it, for OSTATR.
+    private var outputPlan = OSDPOutputPlan()
     private var port: SerialPort?
     private let finished = Condition()
     private var done = false
@@ -110,6 +112,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
                 continue
             }
             let now = monotonicNanoseconds()
+            peripheral.outputOn = outputPlan.level(at: now).on
             var outputs = framer.feed(bytes, at: now)
             outputs += framer.expire(at: now, timeoutNs: OSDPLink.packetTimeoutNs)
             for output in outputs {
@@ -141,7 +144,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
                 do { try port.configure(baud: baud) } catch { onPortError(String(describing: error)) }
                 onAction(action)
             case .output(let r):
-                peripheral.outputOn = r.control == 2 || r.control == 4 || r.control == 5
+                outputPlan.apply(r, at: monotonicNanoseconds())
                 onAction(action)
             default:
                 onAction(action)

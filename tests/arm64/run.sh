@@ -265,7 +265,8 @@ xctest() {
   chmod 0755 "$wrapper"
   # The bundle's RUNPATH is the SDK's path inside the trixie root: LD_LIBRARY_PATH names the
   # Swift runtime's folder as the arm64 loader sees it (qemu looks it up under -L first).
-  local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper"
+  # The OSDP tests' control panel (libosdp, `make deps`) runs natively and drives the wrapper.
+  local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper" KIOSK_PEERS_PYTHON="$REPO/.cache/peers/bin/python"
              qemu-aarch64 -cpu "$QEMU_CPU" -L "$SYSROOT" -E LD_LIBRARY_PATH=/usr/libexec/swift/lib/swift/linux "$TESTS")
   all=$("${run[@]}" --list-tests 2>&1) || { echo "--list-tests: $all"; return 1; }
   selected=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")
