@@ -115,6 +115,9 @@ final class OSDPTests: XCTestCase {
         let strike = changes(r, "output", line: 23)
         XCTAssertEqual(strike.map(\.value), [1, 0], "\(r["output"] ?? "")")
         if strike.count == 2 { XCTAssertEqual(strike[1].t - strike[0].t, 0.7, accuracy: 0.15) }
+        XCTAssertEqual(r["lstat"] as? String, "0000", "tamper and power normal (no tamper input yet)")
+        XCTAssertEqual(r["ostat_before"] as? String, "00")
+        XCTAssertEqual(r["ostat_on"] as? String, "01", "the strike, on")
         XCTAssertEqual(r["sc_still_active"] as? Bool, true)
         let card = r["card"] as? [String: Any]
         XCTAssertEqual(card?["format"] as? Int, 0, "raw: \(r)")

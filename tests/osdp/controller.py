@@ -258,6 +258,16 @@ def scenario_plain(args, bus, out):
     out["osdp_card"] = [{"bits": e.get("bits"), "format": e.get("format")} for e in k.events("osdp_card")]
 
 
+def status(cp, kind):
+    cp.submit_command(0, {"command": osdp.Command.Status, "type": kind})
+    end = time.monotonic() + 3
+    while time.monotonic() < end:
+        e = cp.get_event(0, timeout=0.5)
+        if e and e.get("event") == osdp.Event.Status:
+            return bytes(e["report"]).hex()
+    return None
+
+
 def submit_and_watch(cp, k, command, settle):
     t = time.monotonic()
     cp.submit_command(0, command)
@@ -289,7 +299,14 @@ def scenario_secure(args, bus, out):
                                              "rep_count": 2}, 1.0)
     # The strike: on for 0.7 s (timer, 100 ms units), then off.
     out["output"] = submit_and_watch(cp, k, {"command": C.Output, "output_no": 0, "control_code": 5, "timer_count": 7}, 1.4)
-    out["ostat"] = None
+    # Status: tamper and power (LSTATR), the strike (OSTATR) before and after osdp_OUT "on".
+    out["lstat"] = status(cp, osdp.StatusReportType.Local)
+    out["ostat_before"] = status(cp, osdp.StatusReportType.Output)
+    cp.submit_command(0, {"command": C.Output, "output_no": 0, "control_code": 2, "timer_count": 0})
+    time.sleep(0.4)
+    out["ostat_on"] = status(cp, osdp.StatusReportType.Output)
+    cp.submit_command(0, {"command": C.Output, "output_no": 0, "control_code": 1, "timer_count": 0})
+    time.sleep(0.4)
     out["sc_still_active"] = cp.is_sc_active(0)
     write_frames(args, "VISITOR-7")
     e = card_events(cp, 20)
