@@ -105,10 +105,16 @@ public enum KioskCommand {
             for e in problems.list { logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)]) }
             return ExitStatus.config
         }
-        // issue 22: the OSDP key file is a key (its source is said by doctor; the key never).
-        if config.isOSDP, case .failure(let e) = OSDPReader.key(config, OSDPStore(environment: environment, keyFile: config.osdpKeyFile)) {
-            logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
-            return ExitStatus.config
+        // issue 22: the OSDP key file is a key (where it comes from is said; the key never).
+        var osdpNote: String?
+        if config.isOSDP {
+            switch OSDPReader.key(config, OSDPStore(environment: environment, keyFile: config.osdpKeyFile)) {
+            case .failure(let e):
+                logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
+                return ExitStatus.config
+            case .success(let loaded):
+                osdpNote = OSDPReader.checkNote(config, keySource: loaded?.source)
+            }
         }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {
@@ -118,6 +124,7 @@ public enum KioskCommand {
         }
         // With Wiegand on: what a sample card becomes on the wire (after the settings, as a comment).
         if reading.configuration.isWiegand { print("# wiegand: " + Doctor.wiegandSample(reading.configuration)) }
+        if let osdpNote { print("# osdp: " + osdpNote) }
         return ExitStatus.ok
     }
 

@@ -75,6 +75,27 @@ final class OSDPReader: @unchecked Sendable {
         return .success(loaded)
     }
 
+    /// `kiosk check`'s last line with OSDP: what a sample card becomes, and where the key comes from.
+    static func checkNote(_ config: Configuration, keySource: String?) -> String {
+        let sample: String
+        switch config.osdpCardFormat.card(payload: Array("18:36963".utf8), defaultFacility: config.wiegandFacility, at: 0) {
+        case .success(let card) where card.format == 1:
+            sample = "the code 18:36963 is sent as osdp_RAW, Wiegand, \(card.bitCount) bits: " + card.data.map { hexByte($0) }.joined()
+        case .success:
+            sample = "a code is sent as osdp_RAW with its bytes (format unspecified)"
+        case .failure(let skip):
+            sample = "the code 18:36963 is not sent: \(skip.reason)"
+        }
+        let key = keySource.map { "the Secure Channel key comes from \($0)" }
+            ?? (config.osdpInstallMode ? "no key yet: install mode takes the controller's" : "no key: plaintext only")
+        return sample + "; " + key
+    }
+
+    static func hexByte(_ b: UInt8) -> String {
+        let d = Array("0123456789abcdef")
+        return String([d[Int(b >> 4)], d[Int(b & 0xF)]])
+    }
+
     static var identity: OSDPIdentity {
         let v = kioskVersion.split(separator: ".").map { UInt8($0) ?? 0 } + [0, 0, 0]
         // No IEEE OUI of its own: vendor code 0 (the controller lists it as unknown).

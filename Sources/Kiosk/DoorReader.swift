@@ -49,6 +49,8 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     public let wiegand: WiegandSender?
     public let wiegandFormat: WiegandFormat
     public let wiegandFacility: Int
+    /// issue 22: an OSDP controller drives the LEDs and the strike; verdicts leave them alone.
+    public let controllerDecides: Bool
     private let logger: Logger
     private let clock: Clock
     private let lock = Lock()
@@ -67,6 +69,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         ledMs = c.ledMs
         wiegandFormat = c.wiegandFormat
         wiegandFacility = c.wiegandFacility
+        controllerDecides = c.isOSDP
         self.logger = logger
         self.clock = clock
         let report: (Error) -> Void = { failures?.report($0) }
@@ -164,6 +167,13 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             ("result", .text(verdict.result.rawValue)), ("reason", .text(verdict.reason)), ("ms", .ms(verdict.ms)),
             ("symbology", .text(symbology)), ("frame", .int(Int(frame))),
         ])
+        // issue 22: with OSDP the access controller owns the LEDs and the strike (its osdp_LED and
+        // osdp_OUT); a local verdict (credentials mode) only sounds its pattern.
+        if controllerDecides {
+            sound(verdict.result == .granted ? grantedPattern : verdict.result == .denied ? deniedPattern : errorPattern,
+                  for: verdict.result.rawValue)
+            return
+        }
         switch verdict.result {
         case .granted:
             sound(grantedPattern, for: "granted")

@@ -207,6 +207,8 @@ final class OSDPTests: XCTestCase {
         let check = try kiosk(["check"], env: env)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(check.stdout.contains("KIOSK_OSDP_KEY_FILE=\(keyFile)"))
+        XCTAssertEqual(check.stdout.split(separator: "\n").last.map(String.init),
+                       "# osdp: the code 18:36963 is sent as osdp_RAW, Wiegand, 26 bits: 094831c0; the Secure Channel key comes from KIOSK_OSDP_KEY_FILE \(keyFile)")
         XCTAssertFalse((check.stdout + check.stderr).contains(key))
         let refused = try kiosk(["check"], env: env.merging(["KIOSK_OSDP_KEY_FILE": bad]) { _, b in b })
         XCTAssertEqual(refused.status, 78)
