@@ -126,6 +126,25 @@ final class DoorReaderTests: XCTestCase {
         }
     }
 
+    /// issue 22: with an OSDP controller the LEDs and the strike are its own; a local verdict (the
+    /// credentials mode's; hook mode itself is refused with OSDP by the configuration) only sounds.
+    func testWithAnOSDPControllerAVerdictLeavesTheLEDsAndTheStrikeAlone() throws {
+        var c = hookConfiguration()
+        c.osdpPort = "/dev/ttyUSB0"
+        let r = try rig(c)
+        r.reader.reported(symbology: "QR-Code", payload: [0x31], frame: 1)!.programEnded(.exited(status: 0), at: r.clock.now())
+        r.clock.advance(toMs: 1000)
+        r.reader.reported(symbology: "QR-Code", payload: [0x32], frame: 2)!.programEnded(.exited(status: 1), at: r.clock.now())
+        r.clock.advance(toMs: 5000)
+        XCTAssertEqual(r.lines.of("verdict").map { $0["result"] }, ["granted", "denied"])
+        XCTAssertEqual(r.lines.of("beep").map { $0["for"] }, ["granted", "denied"])
+        XCTAssertEqual(r.timeline.msLevels(offset: grantedLine), [[0, 0]], "green LED untouched")
+        XCTAssertEqual(r.timeline.msLevels(offset: deniedLine), [[0, 1]], "red LED untouched (active-low: 1 is off)")
+        XCTAssertEqual(r.timeline.msLevels(offset: doorLine), [[0, 0]], "the strike untouched")
+        XCTAssertEqual(r.lines.of("door").count, 0)
+        r.reader.shutDown()
+    }
+
     func testAProgramThatDoesNotAnswerInTimeIsAnErrorAtTheDeadline() throws {
         let r = try rig()
         // It never answers (and ignores SIGTERM): the deadline decides; the hook then ends it.
