@@ -153,6 +153,18 @@ final class OSDPTests: XCTestCase {
         XCTAssertEqual(r["online_again"] as? Bool, true)
     }
 
+    func testComsetMovesTheReaderAndARestartKeepsIt() throws {
+        let r = try scenario("comset")
+        XCTAssertEqual(r["online"] as? Bool, true, "\(r)")
+        XCTAssertEqual((r["comset"] as? [[String]])?.first, ["5", "115200"])
+        XCTAssertEqual(r["baud_switched"] as? [String], ["115200"])
+        XCTAssertEqual(r["still_online"] as? Bool, true, "libosdp's control panel follows the reader to its new address")
+        XCTAssertEqual(r["kept"] as? String, "5 115200\n")
+        XCTAssertEqual(r["restart"] as? [String: String], ["address": "5", "baud": "115200"])
+        XCTAssertEqual(r["old_address_answer"] as? String, "", "address 0 is not the reader's any more")
+        XCTAssertEqual((r["new_address_answer"] as? String)?.prefix(12), "538514000445", "PDID (0x45) from address 5 (0x85)")
+    }
+
     func testAHostileBusGetsNakOrSilenceAndNeverMovesTheStrike() throws {
         let r = try scenario("hostile", randomSeconds: 3)
         let replies = r["replies"] as? [String: Any] ?? [:]

@@ -405,6 +405,35 @@ def scenario_restart(args, bus, out):
     k2.stop()
 
 
+def scenario_comset(args, bus, out):
+    # The controller moves the reader to address 5 at 115200 baud; a restart keeps that.
+    env = kiosk_env(args, bus, {"KIOSK_OSDP_REQUIRE_SECURE": "0"})
+    k = Kiosk(args.kiosk, env, args.log)
+    k.wait_for("event=osdp_start")
+    cp, _ = control_panel(bus, None)
+    out["online"] = cp.online_wait(0, timeout=8)
+    cp.submit_command(0, {"command": osdp.Command.Comset, "address": 5, "baud_rate": 115200})
+    end = time.monotonic() + 5
+    while time.monotonic() < end and not k.events("osdp_comset"):
+        time.sleep(0.05)
+    time.sleep(1.5)
+    out["comset"] = [(e.get("address"), e.get("baud")) for e in k.events("osdp_comset")]
+    out["baud_switched"] = [e.get("baud") for e in k.events("osdp_baud")]
+    out["still_online"] = cp.is_online(0)
+    cp.teardown()
+    k.stop()
+    kept = os.path.join(args.work, "state", "osdp-comset")
+    out["kept"] = open(kept).read() if os.path.exists(kept) else None
+    k2 = Kiosk(args.kiosk, env, args.log)
+    k2.wait_for("event=osdp_start")
+    start = k2.events("osdp_start")
+    out["restart"] = {"address": start[0].get("address"), "baud": start[0].get("baud")} if start else None
+    # A controller that polls address 0 gets no answer now; one that polls 5 does.
+    out["old_address_answer"] = bus.exchange(packet(0, 0, [0x61, 0x00])).hex()
+    out["new_address_answer"] = bus.exchange(packet(5, 0, [0x61, 0x00])).hex()
+    k2.stop()
+
+
 def scenario_hostile(args, bus, out):
     # No libosdp here: the test writes the bus bytes itself.
     keyfile = os.path.join(args.work, "scbk")
