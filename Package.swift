@@ -12,6 +12,8 @@
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
+//   Credentials - signed (COSE/CWT) and rotating (TOTP) credentials verified offline: the trust
+//               directory, the used-token store, the verifier off the frame loop
 //   Crypto    - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
 //   MQTT      - the building's broker: scan events, state and health over libmosquitto, a spool
 //               that keeps scans while the broker is away
@@ -47,6 +49,10 @@ let package = Package(
         .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         .target(name: "Policy"),
+        // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
+        .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
+        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
         .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),
@@ -56,7 +62,7 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
         .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
@@ -77,6 +83,7 @@ let package = Package(
         .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "Policy", "Platform"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],

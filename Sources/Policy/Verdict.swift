@@ -5,9 +5,12 @@ public enum VerdictMode: String, CaseIterable, Sendable {
     case none
     /// The `KIOSK_ON_SCAN` program's exit status decides.
     case hook
+    /// The built-in verifier of signed and rotating credentials decides (issue 21); a code that
+    /// is not a credential goes to the `KIOSK_ON_SCAN` program under hook rules, if one is set.
+    case credentials
 
     /// What the `config_error` event says `KIOSK_VERDICT` accepts.
-    public static let expected = "none or hook"
+    public static let expected = "none, hook or credentials"
     /// `KIOSK_VERDICT_MS`: the longest wait for the program's answer.
     public static let defaultMilliseconds = 2000
     public static let millisecondsRange: ClosedRange<Int> = 100...60_000

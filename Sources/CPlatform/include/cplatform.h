@@ -12,4 +12,9 @@ int kiosk_pipe_cloexec(int fds[2]);
    end its timed sleeps (50 us by default); 0, or -1 and errno. */
 int kiosk_set_timer_slack(unsigned long ns);
 
+/* Whether the kernel says the system clock is unsynchronised (adjtimex(2), modes 0, changes
+   nothing): 1 when STA_UNSYNC is set or the state is TIME_ERROR, 0 when synchronised, -1 and errno
+   when the call failed. What timedatectl shows as "System clock synchronized". */
+int kiosk_clock_unsynchronized(void);
+
 #endif
