@@ -63,7 +63,7 @@ let package = Package(
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
-        .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT"]),
+        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
         .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),

@@ -78,8 +78,13 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
 
     public var currentTrust: CredentialTrust { lock.withLock { trust } }
 
+    /// The first 8 bytes of the payload's SHA-256, hex: how the log tells two tokens apart.
+    public static func shortHash(_ payload: [UInt8]) -> String {
+        (try? Crypto.sha256(payload)).map { PayloadBytes.hex(Array($0.prefix(8))) } ?? "unavailable"
+    }
+
     public func verify(_ payload: [UInt8]) -> CredentialOutcome {
-        let hash = (try? Crypto.sha256(payload)).map { PayloadBytes.hex(Array($0.prefix(8))) } ?? "unavailable"
+        let hash = CredentialVerifier.shortHash(payload)
         switch CredentialKind.of(payload, signedPrefix: prefix) {
         case .signed: return signed(payload.dropFirst(prefix.utf8.count), hash: hash)
         case .rotating: return rotating(payload, hash: hash)

@@ -7,8 +7,10 @@ import Policy
 /// give it a recorder. Every call returns at once: the frame loop never waits for the network.
 public protocol FleetLink: AnyObject, Sendable {
     /// One reported code (QoS 1, spooled until the broker has it); `timeMs` is the wall clock of
-    /// its report, `verdict` the door's verdict when verdicts are on.
-    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64)
+    /// its report, `verdict` the door's verdict when verdicts are on; for a credential (issue 21)
+    /// `bytes` is empty and `credential` says what may be said of it.
+    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64,
+                     credential: ScanCredential?)
     /// The kiosk's state (retained).
     func publishState(_ state: KioskState)
     /// A `stats` payload (`StatsMessage.json` of the `stats` event's fields).
@@ -52,6 +54,7 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
         var timeMs: Int64
         var decided: Bool
         var verdict: String?
+        var credential: ScanCredential? = nil
     }
 
     public let link: FleetLink
@@ -86,6 +89,20 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
         link.publishState(lock.withLock { state })
         guard awaitsVerdict else { return nil }
         return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+    }
+
+    // issue 21
+    /// A credential was reported: its message carries no payload and waits for the verdict and
+    /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
+    public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
+        let decide = reported(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)!
+        let number = lock.withLock { reportedCount }
+        return { [weak self] verdict, credential in
+            self?.lock.withLock {
+                if let i = self?.waiting.firstIndex(where: { $0.number == number }) { self?.waiting[i].scan.credential = credential }
+            }
+            decide(verdict)
+        }
     }
 
     /// The torch went on or off (nil: no torch).
@@ -130,7 +147,8 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
     }
 
     private func send(_ s: Waiting) {
-        link.publishScan(symbology: s.symbology, bytes: s.bytes, frame: s.frame, latencyMs: s.latencyMs, verdict: s.verdict, timeMs: s.timeMs)
+        link.publishScan(symbology: s.symbology, bytes: s.bytes, frame: s.frame, latencyMs: s.latencyMs, verdict: s.verdict, timeMs: s.timeMs,
+                         credential: s.credential)
     }
 
     private func change(_ body: (inout KioskState) -> Void) {
