@@ -83,7 +83,7 @@ let package = Package(
         .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
-        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "Policy", "Platform"]),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],
