@@ -23,7 +23,10 @@ int kiosk_set_timer_slack(unsigned long ns) { return prctl(PR_SET_TIMERSLACK, ns
 
 int kiosk_clock_unsynchronized(void) {
     struct timex t = {0};
-    int state = adjtimex(&t);
-    if (state < 0) return -1;
-    return state == TIME_ERROR || (t.status & STA_UNSYNC) ? 1 : 0;
+    if (adjtimex(&t) < 0) return -1;
+    /* systemd-timedated's rule (what timedatectl shows): synchronised while the kernel's maximum
+       error is under 16 s. The kernel sets STA_UNSYNC itself once it passes 16 s; chrony keeps
+       STA_UNSYNC set on a clock it disciplines unless told to sync the RTC, so the flag alone
+       would call a good clock bad. */
+    return t.maxerror >= 16000000 ? 1 : 0;
 }

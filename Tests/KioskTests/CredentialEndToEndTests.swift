@@ -210,13 +210,14 @@ final class CredentialEndToEndTests: XCTestCase {
         assertNoToken(r.stderr, "the log")
     }
 
-    /// The kernel's clock state, injected: an LD_PRELOAD library built here answers adjtimex
-    /// with STA_UNSYNC (and TIME_ERROR), the kiosk's real call path unchanged.
+    /// The kernel's clock state, injected: an LD_PRELOAD library built here answers adjtimex as
+    /// the kernel does for a clock no one has set (maximum error 16 s, STA_UNSYNC, TIME_ERROR),
+    /// the kiosk's real call path unchanged.
     func testAnUnsynchronisedClockDeniesTimeBoundCredentials() throws {
         let source = folder + "/unsync.c", library = folder + "/unsync.so"
         try """
         #include <sys/timex.h>
-        int adjtimex(struct timex *t) { t->status = STA_UNSYNC; return TIME_ERROR; }
+        int adjtimex(struct timex *t) { t->status = STA_UNSYNC; t->maxerror = 16000000; return TIME_ERROR; }
         """.write(toFile: source, atomically: true, encoding: .utf8)
         let cc = Process()
         cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")

@@ -13,8 +13,9 @@ int kiosk_pipe_cloexec(int fds[2]);
 int kiosk_set_timer_slack(unsigned long ns);
 
 /* Whether the kernel says the system clock is unsynchronised (adjtimex(2), modes 0, changes
-   nothing): 1 when STA_UNSYNC is set or the state is TIME_ERROR, 0 when synchronised, -1 and errno
-   when the call failed. What timedatectl shows as "System clock synchronized". */
+   nothing): 1 when its maximum error has reached 16 s (where the kernel sets STA_UNSYNC), 0 when
+   synchronised, -1 and errno when the call failed (systemd's ProtectClock= refuses even this
+   read). What timedatectl shows as "System clock synchronized". */
 int kiosk_clock_unsynchronized(void);
 
 #endif
