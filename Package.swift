@@ -32,7 +32,7 @@ let package = Package(
         // The development tools (bench, accuracy): built here, never packaged.
         .executable(name: "kiosk-dev", targets: ["KioskDev"]),
         // For the fuzzers in Fuzz/, a package of their own that builds with -sanitize=fuzzer.
-        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder"]),
+        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder", "Credentials", "CZlib", "Crypto"]),
     ],
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),
@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).

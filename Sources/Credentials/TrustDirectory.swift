@@ -10,6 +10,12 @@ public struct TrustedKey: @unchecked Sendable {
     /// The file's name in the trust directory.
     public let file: String
 
+    public init(kid: [UInt8], key: PublicKey, file: String) {
+        self.kid = kid
+        self.key = key
+        self.file = file
+    }
+
     /// The kid as the `credential` event shows it: the text when printable, else `hex-HEX`.
     public var kidText: String { TrustDirectory.kidText(kid) }
 }

@@ -19,6 +19,9 @@ public enum DevCommand {
       kiosk-dev wiegand-jitter [--pulse-us N --interval-us M]... [--bits N]
                           the Wiegand sender's pulse width and interval on this machine's clock
                           (make bench-wiegand; default 50/2000, 20/200 and 100/20000 us)
+      kiosk-dev credentials [--json] [--iterations N]
+                          one credential's verification (ES256, Ed25519) and an idle frame with
+                          credentials mode on and off (make bench-credentials)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -30,6 +33,8 @@ public enum DevCommand {
             return AccuracyBench.main(corpusArguments: Array(args.dropFirst(2)))
         case "zoom":
             return ZoomBench.main(Array(args.dropFirst()))
+        case "credentials":
+            return CredentialBench.main(Array(args.dropFirst()))
         case "wiegand-jitter":
             return WiegandJitter.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
