@@ -208,6 +208,16 @@ final class CredentialEndToEndTests: XCTestCase {
         XCTAssertEqual(r.of("scan").first?["credential"], "carol")
         XCTAssertFalse(r.stderr.contains(secret), "the secret is never logged")
         assertNoToken(r.stderr, "the log")
+        let env = baseEnv(["KIOSK_TOTP_FILE": folder + "/totp"])
+        let doctor = try run(["doctor"], env: env), check = try run(["check"], env: env)
+        XCTAssertTrue(doctor.stdout.contains("PASS totp: \(folder)/totp: 1 holders (secrets not shown)"), doctor.stdout)
+        for out in [doctor.stdout, doctor.stderr, check.stdout, check.stderr] { XCTAssertFalse(out.contains(secret), "doctor and check never show a secret") }
+        // A bad line is named by its number, never shown.
+        try "carol \(secret)\ncarol \(secret)\n".write(toFile: folder + "/totp", atomically: true, encoding: .utf8)
+        let bad = try run(["check"], env: env)
+        XCTAssertEqual(bad.status, 78)
+        XCTAssertTrue(bad.stderr.contains("line 2: holder carol is listed twice"), bad.stderr)
+        XCTAssertFalse(bad.stderr.contains(secret))
     }
 
     /// The kernel's clock state, injected: an LD_PRELOAD library built here answers adjtimex as

@@ -267,4 +267,64 @@ final class CredentialPolicyTests: XCTestCase {
             XCTAssertThrowsError(try UsedTokens.parse(bad).get(), bad)
         }
     }
+
+    // MARK: the configuration's issue 21 block, the verdict given directly, the scan message
+
+    func testTheCredentialsSettings() {
+        func read(_ env: [String: String]) -> ConfigurationReading { Configuration.read(environment: env, isExecutableFile: { _ in false }) }
+        let d = read(["KIOSK_VERDICT": "credentials"])
+        XCTAssertTrue(d.errors.isEmpty)
+        let c = d.configuration
+        XCTAssertEqual(c.verdict, .credentials)
+        XCTAssertEqual(c.credentialPrefix, "KC1:")
+        XCTAssertEqual(c.trustDir, "/etc/kiosk/trust")
+        XCTAssertEqual(c.revokedFile, "/etc/kiosk/revoked")
+        XCTAssertNil(c.totpFile)
+        XCTAssertNil(c.credentialIssuers)
+        XCTAssertEqual(c.credentialRules, CredentialRules(issuers: nil, audience: nil, skewSeconds: 30, requireSyncedClock: true))
+        XCTAssertEqual(c.antipassbackS, 0)
+        XCTAssertEqual(c.readPattern, .silent, "the verdict speaks, as in hook mode")
+        let set = read(["KIOSK_VERDICT": "credentials", "KIOSK_CREDENTIAL_ISSUERS": "acme, beta", "KIOSK_CREDENTIAL_AUDIENCE": "door-1",
+                        "KIOSK_CLOCK_SKEW_S": "300", "KIOSK_ANTIPASSBACK_S": "600", "KIOSK_REQUIRE_SYNCED_CLOCK": "0", "KIOSK_CREDENTIAL_PREFIX": "HC1:"])
+        XCTAssertTrue(set.errors.isEmpty, "\(set.errors)")
+        XCTAssertEqual(set.configuration.credentialRules, CredentialRules(issuers: ["acme", "beta"], audience: "door-1", skewSeconds: 300, requireSyncedClock: false))
+        XCTAssertEqual(set.configuration.credentialPrefix, "HC1:")
+        for (name, bad) in [("KIOSK_CREDENTIAL_PREFIX", "KT1:"), ("KIOSK_CREDENTIAL_PREFIX", "K"), ("KIOSK_CREDENTIAL_PREFIX", "KC 1:"),
+                            ("KIOSK_CREDENTIAL_PREFIX", String(repeating: "K", count: 17)), ("KIOSK_TRUST_DIR", "trust"),
+                            ("KIOSK_CLOCK_SKEW_S", "301"), ("KIOSK_ANTIPASSBACK_S", "-1"), ("KIOSK_REQUIRE_SYNCED_CLOCK", "yes"),
+                            ("KIOSK_TOTP_FILE", "secrets"), ("KIOSK_REVOKED_FILE", "/etc/kiosk/"), ("KIOSK_CREDENTIAL_ISSUERS", "a,,b"),
+                            ("KIOSK_CREDENTIAL_AUDIENCE", "door 1")] {
+            let r = read(["KIOSK_VERDICT": "credentials", name: bad])
+            XCTAssertEqual(r.errors.map(\.variable), [name], "\(name)=\(bad)")
+        }
+        // Outside credentials mode they do nothing, and say so.
+        let ignored = read(["KIOSK_TRUST_DIR": "/srv/trust"])
+        XCTAssertTrue(ignored.errors.isEmpty)
+        XCTAssertEqual(ignored.warnings.map(\.variable), ["KIOSK_TRUST_DIR"])
+        XCTAssertNotNil(ignored.warnings.first?.reason)
+        // Wiegand's controller decides: not with a built-in verdict either.
+        XCTAssertEqual(read(["KIOSK_VERDICT": "credentials", "KIOSK_WIEGAND_D0_LINE": "5", "KIOSK_WIEGAND_D1_LINE": "6"]).errors.map(\.variable), ["KIOSK_VERDICT"])
+        XCTAssertTrue(Configuration.credentialVariables.allSatisfy(Configuration.variables.contains))
+    }
+
+    func testAVerdictGivenDirectlyDecidesOnceAndNotAfterTheDeadline() {
+        var p = PendingVerdict(reportedNs: 1_000, limitMs: 2)
+        let v = p.given(Verdict(result: .granted, reason: "valid", elapsedNs: 0, subject: "alice"), at: 501_000)
+        XCTAssertEqual(v, Verdict(result: .granted, reason: "valid", elapsedNs: 500_000, subject: "alice"))
+        XCTAssertNil(p.given(Verdict(result: .denied, reason: "used", elapsedNs: 0), at: 600_000), "once")
+        XCTAssertNil(p.check(at: 5_000_000))
+        var late = PendingVerdict(reportedNs: 0, limitMs: 2)
+        XCTAssertEqual(late.given(Verdict(result: .granted, reason: "valid", elapsedNs: 0), at: 2_000_000)?.result, .error,
+                       "a grant that comes at the deadline does not open the door")
+    }
+
+    func testAScanMessageOfACredentialCarriesNoPayload() {
+        let token = Array("KC1:SECRET-TOKEN".utf8)
+        let m = ScanMessage(id: "r-1", symbology: "QR-Code", bytes: token, timeMs: 0, frame: 3, latencyMs: 1, verdict: "granted",
+                            credential: ScanCredential(subject: "alice", hash: "0011223344556677", reason: "valid"))
+        XCTAssertEqual(m.json, #"{"id":"r-1","symbology":"QR-Code","credential":"alice","hash":"0011223344556677","reason":"valid","time":"1970-01-01T00:00:00.000Z","frame":3,"latency_ms":1.0,"verdict":"granted"}"#)
+        let unverified = ScanMessage(id: "r-2", symbology: "QR-Code", bytes: [], timeMs: 0, frame: 3, latencyMs: 1, verdict: "denied",
+                                     credential: ScanCredential(subject: nil, hash: "00", reason: "signature"))
+        XCTAssertTrue(unverified.json.contains(#""credential":null,"hash":"00","reason":"signature""#), unverified.json)
+    }
 }
