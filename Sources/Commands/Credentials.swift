@@ -99,7 +99,7 @@ enum CredentialSetup {
         for k in keys { add(.pass, "trust", "kid \(k.kidText): \(k.key.kind.rawValue) key in \(c.trustDir)/\(k.file)") }
         for p in problems { add(.fail, "trust", "\(c.trustDir): \(p)") }
         if keys.isEmpty && problems.isEmpty { add(.warn, "trust", "\(c.trustDir) holds no key (KID.pem): no signed credential can be granted") }
-        switch Result(catching: { try SmallFileReader.lines(c.revokedFile) }) {
+        switch Result(catching: { try CredentialFiles.revokedCount(c.revokedFile) }) {
         case .success(nil): add(.pass, "revoked", "\(c.revokedFile) does not exist: nothing revoked")
         case .success(let list?): add(.pass, "revoked", "\(c.revokedFile): \(list) revoked")
         case .failure(let e): add(.fail, "revoked", "\(e)")
@@ -121,25 +121,5 @@ enum CredentialSetup {
             add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens")
         }
         return checks
-    }
-}
-
-/// The revocation list's size for doctor.
-enum SmallFileReader {
-    static func lines(_ path: String) throws -> Int? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Errno.current
-        }
-        var text: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n <= 0 { break }
-            text += chunk[0..<n]
-        }
-        close(fd)
-        return RevocationList.parse(String(decoding: text, as: UTF8.self)).count
     }
 }

@@ -76,6 +76,13 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
     /// returned closure is to be called once with the verdict's result (from any thread).
     public func reported(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool)
         -> (@Sendable (String) -> Void)? {
+        let number = enqueue(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, awaitsVerdict: awaitsVerdict)
+        guard awaitsVerdict else { return nil }
+        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+    }
+
+    /// The code in line; its number.
+    private func enqueue(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool) -> UInt64 {
         let now = wallClockMs()
         let scan = Waiting(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, timeMs: now,
                            decided: !awaitsVerdict, verdict: nil)
@@ -87,21 +94,20 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
         }
         sendReady()
         link.publishState(lock.withLock { state })
-        guard awaitsVerdict else { return nil }
-        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+        return number
     }
 
     // issue 21
     /// A credential was reported: its message carries no payload and waits for the verdict and
     /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
     public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
-        let decide = reported(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)!
-        let number = lock.withLock { reportedCount }
+        let number = enqueue(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)
         return { [weak self] verdict, credential in
-            self?.lock.withLock {
-                if let i = self?.waiting.firstIndex(where: { $0.number == number }) { self?.waiting[i].scan.credential = credential }
+            guard let self else { return }
+            lock.withLock {
+                if let i = waiting.firstIndex(where: { $0.number == number }) { waiting[i].scan.credential = credential }
             }
-            decide(verdict)
+            decided(number, verdict: verdict)
         }
     }
 

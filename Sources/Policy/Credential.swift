@@ -102,6 +102,11 @@ public struct RotatingCode: Equatable, Sendable {
         self.digits = digits
     }
 
+    /// 1-64 printable ASCII characters, no space, no ':'.
+    public static func isHolder(_ h: ArraySlice<UInt8>) -> Bool {
+        (1...64).contains(h.count) && h.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }
+    }
+
     /// Nil for anything but the exact form: a holder of 1-64 printable characters without ':' or
     /// spaces, a decimal time of at most 12 digits, 6 to 10 digits.
     public init?(_ payload: [UInt8]) {
@@ -109,7 +114,7 @@ public struct RotatingCode: Equatable, Sendable {
         let parts = payload.dropFirst(4).split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
         guard parts.count == 3 else { return nil }
         let holder = parts[0], time = parts[1], digits = parts[2]
-        guard (1...64).contains(holder.count), holder.allSatisfy({ $0 > 0x20 && $0 < 0x7f }),
+        guard RotatingCode.isHolder(holder),
               (1...12).contains(time.count), time.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               (6...10).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
               let t = Int64(String(decoding: time, as: UTF8.self)) else { return nil }
@@ -188,7 +193,7 @@ public struct TOTPSecret: Equatable, Sendable {
             func bad(_ why: String) -> Result<[TOTPSecret], CredentialFileError> { .failure(CredentialFileError(line: i + 1, reason: why)) }
             guard (2...4).contains(f.count) else { return bad("expected HOLDER BASE32SECRET [DIGITS [PERIOD]]") }
             let holder = String(f[0])
-            guard RotatingCode(Array("KT1:\(holder):0:000000".utf8)) != nil else { return bad("a holder of 1-64 printable characters without ':'") }
+            guard RotatingCode.isHolder(Array(holder.utf8)[...]) else { return bad("a holder of 1-64 printable characters without ':'") }
             guard let secret = Base32.decode(String(f[1])), secret.count >= 10 else { return bad("a secret that is not Base32 of at least 80 bits") }
             let digits = f.count > 2 ? Int(f[2]) : defaultDigits
             guard let digits, (6...10).contains(digits) else { return bad("DIGITS from 6 to 10") }

@@ -15,6 +15,12 @@ public enum CredentialFiles {
         public var description: String { "\(variable)=\(value): \(reason)" }
     }
 
+    /// How many values the revocation list holds; nil: no such file (nothing revoked).
+    public static func revokedCount(_ path: String) throws -> Int? {
+        guard let text = try SmallFile.read(path, limit: 4 << 20) else { return nil }
+        return RevocationList.parse(String(decoding: text, as: UTF8.self)).count
+    }
+
     /// `KIOSK_TOTP_FILE`, else `$CREDENTIALS_DIRECTORY/totp-secrets` when that exists.
     public static func totpPath(_ c: Configuration, _ environment: [String: String]) -> String? {
         if let f = c.totpFile { return f }
