@@ -32,6 +32,9 @@ PACKAGES += openssl
 # OpenSSL's headers for the crypto shim (Sources/CCrypto: credentials, OSDP); the kiosk dlopen()s
 # libcrypto.so.3 (libssl3 on bookworm, libssl3t64 on trixie) and never links it
 PACKAGES += libssl-dev
+# zlib's headers for the credentials' capped inflate (Sources/CZlib, issue 21); libpng-dev pulls
+# it in already, named here because the kiosk links libz itself
+PACKAGES += zlib1g-dev
 # python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
 PACKAGES += python3-venv
 
