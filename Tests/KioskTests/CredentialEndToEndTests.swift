@@ -273,7 +273,7 @@ final class CredentialEndToEndTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(r.of("verdict").map { $0["result"] ?? "" }, ["granted", "denied", "granted", "denied"], r.stderr)
         XCTAssertEqual(r.of("verdict").first?["credential"], "alice")
-        let messages = sub.waitFor { $0.count >= 4 }
+        let messages = sub.waitFor { $0.filter { $0.topic == topic + "/scan" }.count >= 4 }.filter { $0.topic == topic + "/scan" }
         let scans = messages.map { (try? JSONSerialization.jsonObject(with: Data($0.payload))) as? [String: Any] ?? [:] }
         XCTAssertEqual(scans.count, 4)
         XCTAssertEqual(scans.first?["credential"] as? String, "alice")
