@@ -2,6 +2,7 @@
 import CFuzzDriver
 import CZlib
 import Credentials
+import Crypto
 import Glibc
 import Kiosk
 import Platform
