@@ -32,6 +32,9 @@ PACKAGES += openssl
 # OpenSSL's headers for the crypto shim (Sources/CCrypto: credentials, OSDP); the kiosk dlopen()s
 # libcrypto.so.3 (libssl3 on bookworm, libssl3t64 on trixie) and never links it
 PACKAGES += libssl-dev
+# zlib's headers for the credentials' capped inflate (Sources/CZlib, issue 21); libpng-dev pulls
+# it in already, named here because the kiosk links libz itself
+PACKAGES += zlib1g-dev
 # python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
 PACKAGES += python3-venv
 
@@ -52,7 +55,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand bench-osdp test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -119,6 +122,11 @@ bench-wiegand: release
 bench-osdp: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev osdp-reply $(BENCH_ARGS)
+# One credential's verification (ES256, Ed25519) and an idle frame with credentials mode on and
+# off (README, "Signed and rotating credentials"): release build, as on the door.
+bench-credentials: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
 test-examples:
@@ -174,7 +182,8 @@ soak: deps
 	KIOSK_SOAK=1 $(SWIFT) test -c release --skip-build --disable-swift-testing -Xswiftc -enable-testing \
 	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
-# libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes), FUZZ_SECONDS
+# libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes,
+# credentials: Base45, zlib, CBOR, COSE, CWT, KT1), FUZZ_SECONDS
 # each. The seeds are in Fuzz/Corpus; what a run learns stays in .build/fuzz; a crash is written
 # to Fuzz/Crashes/ and fails the target (keep it, and add it to the tests).
 FUZZ_SECONDS ?= 60
@@ -183,7 +192,7 @@ FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-li
 fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
-	for t in configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP; do \
+	for t in configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential; do \
 	  seeds=$${t%%:*}; exe=$${t##*:}; work=.build/fuzz/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
 	  echo "== $$exe ($(FUZZ_SECONDS) s)"; \
 	  if ! $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; then \

@@ -12,6 +12,8 @@
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
+//   Credentials - signed (COSE/CWT) and rotating (TOTP) credentials verified offline: the trust
+//               directory, the used-token store, the verifier off the frame loop
 //   Crypto    - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
 //   OSDP      - the access controller's RS-485 bus: the kiosk as an OSDP reader (PD) with
 //               Secure Channel; its decisions are Policy's (OSDPPeripheral), the port is here
@@ -32,7 +34,7 @@ let package = Package(
         // The development tools (bench, accuracy): built here, never packaged.
         .executable(name: "kiosk-dev", targets: ["KioskDev"]),
         // For the fuzzers in Fuzz/, a package of their own that builds with -sanitize=fuzzer.
-        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder"]),
+        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder", "Credentials", "CZlib", "Crypto"]),
     ],
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),
@@ -49,6 +51,10 @@ let package = Package(
         .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         .target(name: "Policy"),
+        // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
+        .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
+        // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
+        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
         .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),
@@ -58,12 +64,12 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd"]),
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
         // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"]),
-        .target(name: "Commands", dependencies: ["Kiosk", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),
+        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
@@ -81,6 +87,7 @@ let package = Package(
         .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],

@@ -11,6 +11,8 @@ let package = Package(
         .target(name: "CFuzzDriver"),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
         .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        // issue 21: Base45, zlib, CBOR, COSE_Sign1, CWT, KT1 and the verifier.
+        .executableTarget(name: "FuzzCredential", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
         .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
         // issue 22: the OSDP framer and peripheral on bus bytes.
         .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),

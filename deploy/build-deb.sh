@@ -139,7 +139,8 @@ Comment: What usr/bin/kiosk holds or loads besides the kiosk's own code:
  (libv4l-0, LGPL-2.1+), libgpiod (libgpiod2 or libgpiod3, LGPL-2.1+), libpng (libpng16-16,
  libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+),
  zxing-cpp (libzxing2 or libzxing3, Apache-2.0), libmosquitto (libmosquitto1, EPL-2.0 or EDL-1.0)
- with OpenSSL (libssl3, Apache-2.0), the
+ with OpenSSL (libssl3, Apache-2.0; its libcrypto also checks the credentials' signatures),
+ zlib (zlib1g, Zlib: the credentials' inflate), the
  C and C++ runtimes (libc6, libstdc++6, libgcc-s1: LGPL-2.1+, and GPL-3+ with the GCC Runtime
  Library Exception).
 

@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "cplatform.h"
 
+#include <sys/timex.h>
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,4 +30,14 @@ int kiosk_open_pty(char *name, unsigned long size) {
         return -1;
     }
     return fd;
+}
+
+int kiosk_clock_unsynchronized(void) {
+    struct timex t = {0};
+    if (adjtimex(&t) < 0) return -1;
+    /* systemd-timedated's rule (what timedatectl shows): synchronised while the kernel's maximum
+       error is under 16 s. The kernel sets STA_UNSYNC itself once it passes 16 s; chrony keeps
+       STA_UNSYNC set on a clock it disciplines unless told to sync the RTC, so the flag alone
+       would call a good clock bad. */
+    return t.maxerror >= 16000000 ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Credentials
 import Decoder
 import GPIO
 import Glibc
@@ -116,6 +117,13 @@ public enum KioskCommand {
                 osdpNote = OSDPReader.checkNote(config, keySource: loaded?.source)
             }
         }
+        // issue 21: the files the credentials' settings name (the secrets are never printed).
+        if config.verdict == .credentials {
+            let (trust, problems) = CredentialFiles.load(config, environment)
+            for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
+            if !problems.isEmpty { return ExitStatus.config }
+            print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders")
+        }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {
             let line = "\(s.variable)=\(s.value)"
@@ -150,7 +158,9 @@ public enum KioskCommand {
         let stop = StopSignal()
         // Outputs to silence if a second signal ends the process at once.
         let outputs = OutputsOnExit()
-        let signals = SignalHandling(stop: stop, logger: logger) {
+        // What SIGHUP reloads (the credentials' files, issue 21); empty: SIGHUP is ignored.
+        let reload = Reload()
+        let signals = SignalHandling(stop: stop, logger: logger, reload: reload) {
             outputs.silence()
             _exit(ExitStatus.ok)
         }
@@ -191,6 +201,18 @@ public enum KioskCommand {
             }
         }
 
+        // issue 21: the verifier, before any line is requested (a bad trust directory is exit 78).
+        var credentials: CredentialWorker?
+        if config.verdict == .credentials {
+            switch CredentialSetup.start(config, environment, logger: logger) {
+            case .success(let worker):
+                credentials = worker
+                reload.add(CredentialSetup.reloadStep(config, environment, verifier: worker.verifier, logger: logger))
+            case .failure(let exit): return exit.status
+            }
+        }
+        defer { credentials?.shutDown() }
+
         let lines: OutputLines
         do {
             lines = try OutputLines(config, logger: logger)
@@ -218,7 +240,7 @@ public enum KioskCommand {
 
         // In hook mode the program's answer counts until KIOSK_VERDICT_MS; one still running
         // then is ended (its answer can no longer open the door) so that the next code's runs.
-        let hookTimeoutNs: UInt64 = config.verdict == .hook ? UInt64(config.verdictMs) * 1_000_000 : 5_000_000_000
+        let hookTimeoutNs: UInt64 = config.verdict != .none ? UInt64(config.verdictMs) * 1_000_000 : 5_000_000_000
         let hook = config.onScan.map { ScanHook(program: $0, environment: environment, logger: logger, timeoutNs: hookTimeoutNs) }
         // The outputs first: a verdict that comes while the program is ended does nothing.
         defer { outputs.silence(); hook?.shutDown() }
@@ -244,10 +266,18 @@ public enum KioskCommand {
         let service = ScanService(configuration: config, source: source, door: door, hook: hook, torch: torch,
                                   notifier: SystemdNotifier(),
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
-                                  fleet: fleet, logger: logger, stop: stop, processStartNs: processStartNs)
+                                  fleet: fleet, credentials: credentials, logger: logger, stop: stop, processStartNs: processStartNs)
+        let credentialsMode = config.verdict == .credentials
         service.onReport = { symbol, _ in
             demoScene?.record(symbol)
-            osdp?.reported(payload: symbol.bytes)  // issue 22 (credentials mode: the subject instead)
+            // issue 22: the controller gets the code itself, except in credentials mode, where a
+            // payload is a token: there only a valid credential's subject goes (onCredential).
+            if !credentialsMode { osdp?.reported(payload: symbol.bytes) }
+        }
+        if credentialsMode, let osdp {
+            service.onCredential = { outcome in
+                if outcome.granted, let sub = outcome.sub { osdp.reported(payload: Array(sub.utf8)) }
+            }
         }
         service.onSourceEnded = { osdp?.settle() }
         if !config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }

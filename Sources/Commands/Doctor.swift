@@ -45,6 +45,7 @@ public struct Doctor {
         checks += door()
         checks += mqtt()
         checks += osdp()  // issue 22
+        checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
@@ -211,6 +212,13 @@ public struct Doctor {
         let c = configuration
         var checks: [Check] = []
         func pattern(_ p: BeepPattern) -> String { p.isSilent ? "silent" : p.description }
+        if c.verdict == .credentials {
+            var detail = "KIOSK_VERDICT=credentials: signed credentials (\(c.credentialPrefix)) and rotating codes (KT1:) checked here"
+            detail += c.onScan.map { "; other codes: \($0) decides" } ?? "; other codes are denied (not a credential)"
+            detail += "; issuers \(c.credentialIssuers?.joined(separator: ",") ?? "any trusted key"), audience \(c.credentialAudience ?? "unset")"
+            detail += ", skew \(c.clockSkewS) s, antipassback \(c.antipassbackS) s"
+            checks.append(Check(verdict: .pass, subject: "verdict", detail: detail))
+        }
         if c.verdict == .hook {
             var detail = "KIOSK_VERDICT=hook: \(c.onScan ?? "?") decides (exit 0 granted, 1 denied, else error) within \(c.verdictMs) ms"
             detail += "; patterns: read \(pattern(c.readPattern)), granted \(pattern(c.beepGranted)), denied \(pattern(c.beepDenied)), error \(pattern(c.beepError))"

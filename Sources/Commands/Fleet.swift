@@ -10,8 +10,10 @@ final class BrokerFleetLink: FleetLink {
     let link: BrokerLink
     init(_ link: BrokerLink) { self.link = link }
 
-    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64) {
-        link.publishScan(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, verdict: verdict, timeMs: timeMs)
+    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64,
+                     credential: ScanCredential?) {
+        link.publishScan(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, verdict: verdict, timeMs: timeMs,
+                         credential: credential)
     }
 
     func publishState(_ state: KioskState) { link.publishState(state) }

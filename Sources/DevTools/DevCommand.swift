@@ -22,6 +22,9 @@ public enum DevCommand {
       kiosk-dev osdp-reply [--polls N]
                           the OSDP link's reply time to POLL at 9600 and 115200 baud, plaintext
                           and Secure Channel, on a pseudo-terminal (make bench-osdp)
+      kiosk-dev credentials [--json] [--iterations N]
+                          one credential's verification (ES256, Ed25519) and an idle frame with
+                          credentials mode on and off (make bench-credentials)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -33,6 +36,8 @@ public enum DevCommand {
             return AccuracyBench.main(corpusArguments: Array(args.dropFirst(2)))
         case "zoom":
             return ZoomBench.main(Array(args.dropFirst()))
+        case "credentials":
+            return CredentialBench.main(Array(args.dropFirst()))
         case "wiegand-jitter":
             return WiegandJitter.main(Array(args.dropFirst()))
         case "osdp-reply":

@@ -115,7 +115,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         guard !isStopped else { return nil }
         sound(readPattern, for: "read")
         if let wiegand { sendWiegand(wiegand, payload: payload, symbology: symbology, frame: frame) }
-        guard mode == .hook else { return nil }
+        guard mode != .none else { return nil }
         lock.withLock { pendingVerdicts += 1 }
         return VerdictWait(reportedNs: clock.now(), limitMs: verdictMs, clock: clock) { [weak self] verdict in
             self?.decided(verdict, symbology: symbology, frame: frame)
@@ -163,10 +163,12 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             return true
         }
         guard proceed else { return }
-        logger.log(verdict.result == .error ? .warning : .info, "verdict", fields: [
+        var fields: [(String, LogValue)] = [
             ("result", .text(verdict.result.rawValue)), ("reason", .text(verdict.reason)), ("ms", .ms(verdict.ms)),
             ("symbology", .text(symbology)), ("frame", .int(Int(frame))),
-        ])
+        ]
+        if let subject = verdict.subject { fields.append(("credential", .text(subject))) }
+        logger.log(verdict.result == .error ? .warning : .info, "verdict", fields: fields)
         // issue 22: with OSDP the access controller owns the LEDs and the strike (its osdp_LED and
         // osdp_OUT); a local verdict (credentials mode) only sounds its pattern.
         if controllerDecides {
@@ -232,6 +234,11 @@ public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `
     /// The program ended at `t` (the clock's time when it was reaped).
     public func programEnded(_ end: ProgramEnd, at t: UInt64) {
         if let verdict = lock.withLock({ pending.programEnded(end, at: t) }) { decide(verdict) }
+    }
+
+    /// A verdict given directly (the credential verifier's, issue 21), at `t`.
+    public func give(_ verdict: Verdict, at t: UInt64) {
+        if let v = lock.withLock({ pending.given(verdict, at: t) }) { decide(v) }
     }
 
     public var isDecided: Bool { lock.withLock { pending.isDecided } }

@@ -7,8 +7,10 @@ import Policy
 /// give it a recorder. Every call returns at once: the frame loop never waits for the network.
 public protocol FleetLink: AnyObject, Sendable {
     /// One reported code (QoS 1, spooled until the broker has it); `timeMs` is the wall clock of
-    /// its report, `verdict` the door's verdict when verdicts are on.
-    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64)
+    /// its report, `verdict` the door's verdict when verdicts are on; for a credential (issue 21)
+    /// `bytes` is empty and `credential` says what may be said of it.
+    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64,
+                     credential: ScanCredential?)
     /// The kiosk's state (retained).
     func publishState(_ state: KioskState)
     /// A `stats` payload (`StatsMessage.json` of the `stats` event's fields).
@@ -52,6 +54,7 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
         var timeMs: Int64
         var decided: Bool
         var verdict: String?
+        var credential: ScanCredential? = nil
     }
 
     public let link: FleetLink
@@ -73,6 +76,13 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
     /// returned closure is to be called once with the verdict's result (from any thread).
     public func reported(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool)
         -> (@Sendable (String) -> Void)? {
+        let number = enqueue(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, awaitsVerdict: awaitsVerdict)
+        guard awaitsVerdict else { return nil }
+        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+    }
+
+    /// The code in line; its number.
+    private func enqueue(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool) -> UInt64 {
         let now = wallClockMs()
         let scan = Waiting(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, timeMs: now,
                            decided: !awaitsVerdict, verdict: nil)
@@ -84,8 +94,21 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
         }
         sendReady()
         link.publishState(lock.withLock { state })
-        guard awaitsVerdict else { return nil }
-        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+        return number
+    }
+
+    // issue 21
+    /// A credential was reported: its message carries no payload and waits for the verdict and
+    /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
+    public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
+        let number = enqueue(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)
+        return { [weak self] verdict, credential in
+            guard let self else { return }
+            lock.withLock {
+                if let i = waiting.firstIndex(where: { $0.number == number }) { waiting[i].scan.credential = credential }
+            }
+            decided(number, verdict: verdict)
+        }
     }
 
     /// The torch went on or off (nil: no torch).
@@ -130,7 +153,8 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
     }
 
     private func send(_ s: Waiting) {
-        link.publishScan(symbology: s.symbology, bytes: s.bytes, frame: s.frame, latencyMs: s.latencyMs, verdict: s.verdict, timeMs: s.timeMs)
+        link.publishScan(symbology: s.symbology, bytes: s.bytes, frame: s.frame, latencyMs: s.latencyMs, verdict: s.verdict, timeMs: s.timeMs,
+                         credential: s.credential)
     }
 
     private func change(_ body: (inout KioskState) -> Void) {

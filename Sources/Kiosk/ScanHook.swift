@@ -25,7 +25,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     private let condition = Condition()
     /// Told how a code's program ended, and the clock's time then (the verdict's answer).
     public typealias OnEnd = @Sendable (_ end: ProgramEnd, _ atNs: UInt64) -> Void
-    private var queue: [(symbology: String, payload: [UInt8], onEnd: OnEnd?)] = []
+    private var queue: [(symbology: String, payload: [UInt8], onEnd: OnEnd?, extra: [String: String])] = []
     private var stopping = false
     private var busy = false
     private var runningGroup: pid_t = 0
@@ -55,7 +55,8 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
 
     /// Queues a run; never blocks. A full queue drops its oldest request, with a warning (its
     /// `onEnd` hears that it was not started: an error verdict at once, not at its deadline).
-    public func submit(symbology: String, payload: [UInt8], onEnd: OnEnd? = nil) {
+    /// `extra`: more variables for this run (a credential's `KIOSK_CREDENTIAL_*`, issue 21).
+    public func submit(symbology: String, payload: [UInt8], onEnd: OnEnd? = nil, extra: [String: String] = [:]) {
         condition.lock()
         guard !stopping else { return condition.unlock() }
         var droppedOnEnd: OnEnd?
@@ -65,7 +66,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             logger.warning("hook_dropped", ["reason": "the previous codes' programs are still running; the oldest waiting code was dropped",
                                             "queue": .int(queueLimit), "dropped": .int(droppedCount)])
         }
-        queue.append((symbology, payload, onEnd))
+        queue.append((symbology, payload, onEnd, extra))
         condition.signal()
         condition.unlock()
         if let droppedOnEnd { droppedOnEnd(.notStarted("dropped from the queue: the programs of earlier codes were still running"), clock.now()) }
@@ -110,7 +111,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             let job = queue.removeFirst()
             busy = true
             condition.unlock()
-            let end = run(symbology: job.symbology, payload: job.payload)
+            let end = run(symbology: job.symbology, payload: job.payload, extra: job.extra)
             job.onEnd?(end, clock.now())
             condition.lock()
             busy = false
@@ -121,7 +122,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
     }
 
     /// Runs the program for one code to its end; how it ended (or why it could not start).
-    private func run(symbology: String, payload: [UInt8]) -> ProgramEnd {
+    private func run(symbology: String, payload: [UInt8], extra: [String: String] = [:]) -> ProgramEnd {
         let started = clock.now()
         var stdinPipe: [Int32] = [-1, -1], outputPipe: [Int32] = [-1, -1]
         // Close-on-exec: only the ends dup'ed onto 0, 1 and 2 reach the program. This thread is
@@ -160,7 +161,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         posix_spawnattr_setpgroup(&attributes, 0)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
-        var env = environment.map { Array("\($0.key)=\($0.value)".utf8) }
+        var env = environment.merging(extra) { _, b in b }.map { Array("\($0.key)=\($0.value)".utf8) }
         env.append(Array("KIOSK_SYMBOLOGY=\(symbology)".utf8))
         // The environment cannot hold a NUL byte, and Linux refuses one string over 128 kB: such
         // payloads (no barcode holds that much; a QR code at most 3 kB) are on stdin only.

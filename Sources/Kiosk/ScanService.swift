@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Credentials
 import Decoder
 import GPIO
 import Platform
@@ -46,6 +47,8 @@ public final class ScanService {
     let stats: StatsReporter?
     /// The building's broker (issue 17); nil: none configured.
     let fleet: FleetReporter?
+    /// The credential verifier (issue 21, `KIOSK_VERDICT=credentials`); nil: not in that mode.
+    let credentials: CredentialWorker?
     let clock: Clock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -61,6 +64,8 @@ public final class ScanService {
     /// Called at the end of a replay, after the door reader settled (issue 22: the OSDP reader
     /// lets its controller poll the last reads).
     public var onSourceEnded: () -> Void = {}
+    /// Called with each credential's outcome, on the verifier's thread, after the door has it.
+    public var onCredential: @Sendable (CredentialOutcome) -> Void = { _ in }
     /// Called after each processed frame with the number of frames so far.
     public var onFrame: (Int) -> Void = { _ in }
 
@@ -88,12 +93,14 @@ public final class ScanService {
     public static let loggedPayloadLimit = 512
 
     public init(configuration: Configuration, source: FrameSource, door: DoorReader?, hook: ScanHook? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil, logger: Logger,
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil,
+                credentials: CredentialWorker? = nil, logger: Logger,
                 stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
                 decodeDensity: Int = DecodePipeline.defaultDensity) {
         self.notifier = notifier
         self.stats = stats
         self.fleet = fleet
+        self.credentials = credentials
         self.configuration = configuration
         self.source = source
         self.door = door
@@ -319,9 +326,8 @@ public final class ScanService {
         return !news.isEmpty
     }
 
-    private func report(_ symbol: DecodedSymbol, frame: Frame) {
-        decoded += 1
-        let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
+    /// The `scan` event's fields for a code shown as it is (not a credential).
+    private func plainScanFields(_ symbol: DecodedSymbol) -> [(String, LogValue)] {
         var fields: [(String, LogValue)] = [("symbology", .text(symbol.symbology.displayName))]
         // The text (UTF-8, Shift-JIS or ISO-8859-1 made UTF-8); a payload that is not text is
         // shown as its escaped bytes in `data` and also as hex in `data_hex`.
@@ -339,12 +345,106 @@ public final class ScanService {
         if symbol.text == nil, let hex = symbol.hex {
             fields.append(("data_hex", .text(String(hex.prefix(2 * ScanService.loggedPayloadLimit)))))
         }
+        return fields
+    }
+
+    // issue 21
+    /// A signed credential or rotating code: the read pattern and the verdict's wait at once, the
+    /// verification on the verifier's thread; the `scan` event, the `credential` event, the
+    /// door, the broker and the program hear its outcome there, none of them its token.
+    private func reportCredential(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double, worker: CredentialWorker) {
+        let symbology = symbol.symbology.displayName
+        let sequence = frame.sequence
+        let toFleet = fleet?.reportedCredential(symbology: symbology, frame: Int(sequence), latencyMs: max(0, latencyMs))
+        let outcomeBox = OutcomeBox()
+        var onVerdict: (@Sendable (Verdict) -> Void)?
+        if let toFleet {
+            onVerdict = { verdict in
+                let o = outcomeBox.value
+                toFleet(verdict.result.rawValue, ScanCredential(subject: o?.sub, hash: o?.hash ?? "", reason: o?.reason.rawValue ?? verdict.reason))
+            }
+        }
+        let wait = door?.reported(symbology: symbology, payload: [], frame: sequence, onVerdict: onVerdict)
+        let (logger, hook, clock, onCredential) = (self.logger, self.hook, self.clock, self.onCredential)
+        let accepted = worker.submit(symbol.bytes) { o in
+            outcomeBox.value = o
+            var scan: [(String, LogValue)] = [("symbology", .text(symbology))]
+            if let sub = o.sub { scan.append(("credential", .text(sub))) }
+            scan += [("hash", .text(o.hash)), ("frame", .int(Int(sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
+            logger.log(.info, "scan", fields: scan)
+            ScanService.logCredential(o, logger)
+            wait?.give(Verdict(result: o.granted ? .granted : .denied, reason: o.reason.rawValue, elapsedNs: 0, subject: o.sub), at: clock.now())
+            // The program is told, never asked: one logfmt line instead of the token.
+            hook?.submit(symbology: symbology, payload: Array(ScanService.credentialLine(o).utf8), extra: [
+                "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
+                "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
+            ])
+            onCredential(o)
+        }
+        if !accepted {
+            logger.warning("credential_dropped", ["reason": "the verifier's queue is full", "frame": .int(Int(sequence))])
+            wait?.give(Verdict(result: .error, reason: "verifier busy", elapsedNs: 0), at: clock.now())
+        }
+        onReport(symbol, frame)
+    }
+
+    /// Credentials mode with no `KIOSK_ON_SCAN`: a code that is no credential is denied.
+    private func reportNotACredential(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
+        let symbology = symbol.symbology.displayName
+        logger.log(.info, "scan", fields: plainScanFields(symbol) + [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))])
+        let outcome = CredentialOutcome(kind: .none, reason: .notACredential, hash: CredentialVerifier.shortHash(symbol.bytes))
+        ScanService.logCredential(outcome, logger)
+        let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence), latencyMs: max(0, latencyMs),
+                                      awaitsVerdict: true)
+        var onVerdict: (@Sendable (Verdict) -> Void)?
+        if let toFleet { onVerdict = { toFleet($0.result.rawValue) } }
+        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
+        wait?.give(Verdict(result: .denied, reason: CredentialReason.notACredential.rawValue, elapsedNs: 0), at: clock.now())
+        onReport(symbol, frame)
+    }
+
+    static func logCredential(_ o: CredentialOutcome, _ logger: Logger) {
+        var fields: [(String, LogValue)] = [("result", .text(o.granted ? "granted" : "denied")), ("reason", .text(o.reason.rawValue))]
+        if let kid = o.kid { fields.append(("kid", .text(kid))) }
+        if let iss = o.iss { fields.append(("iss", .text(iss))) }
+        if let sub = o.sub { fields.append(("sub", .text(sub))) }
+        if let cti = o.cti { fields.append(("cti", .text(cti))) }
+        if let exp = o.exp { fields.append(("exp", .int(Int(exp)))) }
+        fields.append(("hash", .text(o.hash)))
+        logger.log(.info, "credential", fields: fields)
+    }
+
+    /// What the `KIOSK_ON_SCAN` program reads for a credential: the `credential` event's fields.
+    static func credentialLine(_ o: CredentialOutcome) -> String {
+        var parts = ["result=\(o.granted ? "granted" : "denied")", "reason=\(LogEscape.logfmt(.text(o.reason.rawValue)))"]
+        for (k, v) in [("kid", o.kid), ("iss", o.iss), ("sub", o.sub), ("cti", o.cti), ("exp", o.exp.map(String.init))] {
+            if let v { parts.append("\(k)=\(LogEscape.logfmt(.text(v)))") }
+        }
+        parts.append("hash=\(o.hash)")
+        return parts.joined(separator: " ") + "\n"
+    }
+
+    private func report(_ symbol: DecodedSymbol, frame: Frame) {
+        decoded += 1
+        let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
+        // issue 21: a credential never reaches the log, the broker or the program as itself.
+        if let credentials {
+            switch CredentialKind.of(symbol.bytes, signedPrefix: credentials.verifier.prefix) {
+            case .signed, .rotating:
+                return reportCredential(symbol, frame: frame, latencyMs: latencyMs, worker: credentials)
+            case .none where hook == nil:
+                return reportNotACredential(symbol, frame: frame, latencyMs: latencyMs)
+            case .none:
+                break  // the KIOSK_ON_SCAN program decides, as in hook mode
+            }
+        }
+        var fields = plainScanFields(symbol)
         fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
         logger.log(.info, "scan", fields: fields)
         let symbology = symbol.symbology.displayName
         // To the building's broker: at once, or with verdicts on once the verdict is known.
         let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence),
-                                      latencyMs: max(0, latencyMs), awaitsVerdict: door?.mode == .hook)
+                                      latencyMs: max(0, latencyMs), awaitsVerdict: door.map { $0.mode != .none } ?? false)
         var onVerdict: (@Sendable (Verdict) -> Void)?
         if let toFleet { onVerdict = { verdict in toFleet(verdict.result.rawValue) } }
         let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
@@ -366,5 +466,15 @@ public final class ScanService {
         if view != .whole { fields.append(("view", .text(view.description))) }
         logger.log(.debug, "roi", fields: fields)
         return rect
+    }
+}
+
+/// The verifier's outcome, for the broker's message when the verdict comes (issue 21).
+final class OutcomeBox: @unchecked Sendable {  // `stored` guarded by `lock`
+    private let lock = Lock()
+    private var stored: CredentialOutcome?
+    var value: CredentialOutcome? {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

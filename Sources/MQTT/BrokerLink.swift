@@ -147,11 +147,11 @@ public final class BrokerLink: @unchecked Sendable {
     /// `timeMs`: the wall clock of the code's report (nil: now), when it is published later
     /// (with its verdict).
     public func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String? = nil,
-                            timeMs: Int64? = nil) -> String {
+                            timeMs: Int64? = nil, credential: ScanCredential? = nil) -> String {
         let timeMs = timeMs ?? wallClockMs()
         let id = shared.lock_ { scanIDs.next() }
         let json = ScanMessage(id: id, symbology: symbology, bytes: bytes, timeMs: timeMs, frame: frame,
-                               latencyMs: latencyMs, verdict: verdict).json
+                               latencyMs: latencyMs, verdict: verdict, credential: credential).json
         shared.lock_ {
             inbox.append(Array(json.utf8))
             shared.broadcast()

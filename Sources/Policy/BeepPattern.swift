@@ -29,7 +29,7 @@ public struct BeepPattern: Equatable, Hashable, Sendable, CustomStringConvertibl
     /// `KIOSK_BEEP_READ` when it is not given: today's beep (`KIOSK_BEEP_MS`, 1-5000) when every
     /// code beeps, silence in hook mode, where the verdict's pattern is the feedback.
     public static func readDefault(verdict: VerdictMode, beepMilliseconds: Int) -> BeepPattern {
-        verdict == .hook ? .silent : BeepPattern(checked: [min(max(beepMilliseconds, stepRange.lowerBound), stepRange.upperBound)])
+        verdict != .none ? .silent : BeepPattern(checked: [min(max(beepMilliseconds, stepRange.lowerBound), stepRange.upperBound)])
     }
 
     /// The steps when they are within the limits above, else nil.

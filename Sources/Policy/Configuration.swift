@@ -93,6 +93,25 @@ public struct Configuration: Equatable {
     public var mqttDiscovery: String? = "homeassistant"
     /// Scan events kept while the broker is away (the spool's capacity).
     public var mqttQueue = Configuration.defaultMQTTQueue
+    // issue 21: credentials (KIOSK_VERDICT=credentials); files are read at start, not here.
+    public var credentialPrefix = CredentialKind.defaultSignedPrefix
+    public var trustDir = "/etc/kiosk/trust"
+    /// nil: any trusted key's credential, whatever its iss.
+    public var credentialIssuers: [String]?
+    public var credentialAudience: String?
+    public var revokedFile = "/etc/kiosk/revoked"
+    /// nil: systemd's credential `totp-secrets` when there is one, else no rotating codes.
+    public var totpFile: String?
+    public var clockSkewS = 30
+    public var antipassbackS = 0
+    public var requireSyncedClock = true
+
+    /// The rules a credential is judged by.
+    public var credentialRules: CredentialRules {
+        CredentialRules(issuers: credentialIssuers, audience: credentialAudience, skewSeconds: Int64(clockSkewS),
+                        requireSyncedClock: requireSyncedClock)
+    }
+
     /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
     public var hostname = "kiosk"
 
@@ -467,6 +486,48 @@ extension Configuration {
             c.osdpCardFormat = f
             return v
         },
+        // issue 21: credentials (interface.md 0.3, "Credentials").
+        ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix)",
+                              shown: { $0.credentialPrefix }) { v, c, _ in
+            guard v.utf8.count <= 16, Configuration.isPrintableToken(v, maxBytes: 16), v.utf8.allSatisfy({ $0 < 0x80 }),
+                  v != CredentialKind.rotatingPrefix, !CredentialKind.rotatingPrefix.hasPrefix(v), !v.hasPrefix(CredentialKind.rotatingPrefix) else { return nil }
+            c.credentialPrefix = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_TRUST_DIR", "the absolute path of the folder of issuers' public keys (KID.pem, hex-HEX.pem)",
+                              shown: { $0.trustDir }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.trustDir = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_CREDENTIAL_ISSUERS", "a comma list of iss values (each 1-256 bytes)",
+                              shown: { $0.credentialIssuers?.joined(separator: ",") ?? "unset" }) { v, c, _ in
+            let list = v.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmedOfBlanks }
+            guard list.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 256 && !$0.contains(where: { $0.isNewline }) }) else { return nil }
+            c.credentialIssuers = list
+            return list.joined(separator: ",")
+        },
+        ConfigurationVariable("KIOSK_CREDENTIAL_AUDIENCE", "this door's id: 1 to 256 bytes of printable text without spaces",
+                              shown: { $0.credentialAudience ?? "unset" }) { v, c, _ in
+            guard Configuration.isPrintableToken(v, maxBytes: 256) else { return nil }
+            c.credentialAudience = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line",
+                              shown: { $0.revokedFile }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.revokedFile = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)",
+                              shown: { $0.totpFile ?? "unset" }) { v, c, _ in
+            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            c.totpFile = v
+            return v
+        },
+        .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
+        .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
+        .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
     ]
 
     /// Every variable's name, in the table's order.
@@ -510,6 +571,7 @@ extension Configuration {
         var notes: [ConfigWarning] = []
         mqttContradictions(c, &p, &notes)
         osdpContradictions(c, &p, &notes)
+        credentialContradictions(c, &p, &notes)
 
         let known = Set(variables).union(reservedForOnScan)
         let warnings = environment.keys.sorted()
@@ -532,7 +594,7 @@ extension Configuration {
         if c.verdict == .none && !c.isOSDP {  // with OSDP the controller's commands drive them
             for (name, line) in [("KIOSK_GRANTED_LED_LINE", c.grantedLedLine), ("KIOSK_DENIED_LED_LINE", c.deniedLedLine),
                                  ("KIOSK_DOOR_LINE", c.doorLine)] where line != nil {
-                p.contradiction(name, expected: "unset unless KIOSK_VERDICT=hook: without a verdict nothing grants or denies")
+                p.contradiction(name, expected: "unset unless KIOSK_VERDICT is hook or credentials: without a verdict nothing grants or denies")
             }
         }
         if c.wiegandD0Line != nil && c.wiegandD1Line == nil {
@@ -541,7 +603,7 @@ extension Configuration {
         if c.wiegandD1Line != nil && c.wiegandD0Line == nil {
             p.contradiction("KIOSK_WIEGAND_D1_LINE", expected: "set together with KIOSK_WIEGAND_D0_LINE: Wiegand needs both lines")
         }
-        if c.isWiegand && c.verdict == .hook {
+        if c.isWiegand && c.verdict != .none {
             p.contradiction("KIOSK_VERDICT", expected: "none while KIOSK_WIEGAND_D0_LINE and D1_LINE are set: the access controller decides, the kiosk only gives its read feedback")
         }
         if !c.wiegandFormat.facilityRange.contains(c.wiegandFacility) {
@@ -585,6 +647,23 @@ extension Configuration {
             p.contradiction("KIOSK_VERDICT", expected: "not hook while KIOSK_OSDP_PORT is set: the access controller decides (its osdp_LED and osdp_OUT drive the LEDs and the strike)")
         }
     }
+
+    // issue 21
+    /// The credentials' settings do nothing unless `KIOSK_VERDICT=credentials` (a warning). Whether
+    /// the trust directory and the TOTP file can be read is checked at start (`run`, `check`).
+    private static func credentialContradictions(_ c: Configuration, _ p: inout Parser, _ notes: inout [ConfigWarning]) {
+        guard c.verdict == .credentials else {
+            for name in credentialVariables where p.given.contains(name) {
+                notes.append(ConfigWarning(variable: name, value: p.environment[name] ?? "", reason: "ignored: KIOSK_VERDICT is not credentials"))
+            }
+            return
+        }
+    }
+
+    /// The issue 21 block's names.
+    public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
+                                             "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
+                                             "KIOSK_REQUIRE_SYNCED_CLOCK"]
 
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {

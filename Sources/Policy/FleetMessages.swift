@@ -16,8 +16,12 @@ public struct ScanMessage: Equatable, Sendable {
     public var latencyMs: Double
     /// The door's verdict (`granted`, `denied`, ...) when verdicts are on.
     public var verdict: String?
+    /// A credential (issue 21): the message then carries this instead of the payload.
+    public var credential: ScanCredential?
 
-    public init(id: String, symbology: String, bytes: [UInt8], timeMs: Int64, frame: Int, latencyMs: Double, verdict: String? = nil) {
+    public init(id: String, symbology: String, bytes: [UInt8], timeMs: Int64, frame: Int, latencyMs: Double, verdict: String? = nil,
+                credential: ScanCredential? = nil) {
+        self.credential = credential
         self.id = id
         self.symbology = symbology
         self.bytes = bytes
@@ -32,7 +36,11 @@ public struct ScanMessage: Equatable, Sendable {
     /// `verdict` when there is one.
     public var json: String {
         var out = "{\"id\":\(JSONText.quoted(id)),\"symbology\":\(JSONText.quoted(symbology)),"
-        if let text = JSONText.utf8Text(bytes) {
+        if let credential {
+            // Never the token: who (once verified), the payload's short hash, why.
+            out += "\"credential\":\(credential.subject.map(JSONText.quoted) ?? "null"),\"hash\":\(JSONText.quoted(credential.hash)),"
+            out += "\"reason\":\(JSONText.quoted(credential.reason)),"
+        } else if let text = JSONText.utf8Text(bytes) {
             out += "\"data\":\(JSONText.quoted(text)),"
         } else {
             out += "\"data_base64\":\"\(Base64.encode(bytes))\","
@@ -41,6 +49,21 @@ public struct ScanMessage: Equatable, Sendable {
         out += "\"latency_ms\":\(latencyMs.isFinite ? Format.fixed(max(0, latencyMs), 1) : "null")"
         if let verdict { out += ",\"verdict\":\(JSONText.quoted(verdict))" }
         return out + "}"
+    }
+}
+
+/// What a scan message says of a credential instead of its payload (issue 21).
+public struct ScanCredential: Equatable, Sendable {
+    /// The verified subject; nil when nothing verified.
+    public var subject: String?
+    /// The first 8 bytes of the payload's SHA-256, hex.
+    public var hash: String
+    /// The verifier's reason (`valid`, `expired`, ...).
+    public var reason: String
+    public init(subject: String?, hash: String, reason: String) {
+        self.subject = subject
+        self.hash = hash
+        self.reason = reason
     }
 }
 

@@ -5,9 +5,12 @@ public enum VerdictMode: String, CaseIterable, Sendable {
     case none
     /// The `KIOSK_ON_SCAN` program's exit status decides.
     case hook
+    /// The built-in verifier of signed and rotating credentials decides (issue 21); a code that
+    /// is not a credential goes to the `KIOSK_ON_SCAN` program under hook rules, if one is set.
+    case credentials
 
     /// What the `config_error` event says `KIOSK_VERDICT` accepts.
-    public static let expected = "none or hook"
+    public static let expected = "none, hook or credentials"
     /// `KIOSK_VERDICT_MS`: the longest wait for the program's answer.
     public static let defaultMilliseconds = 2000
     public static let millisecondsRange: ClosedRange<Int> = 100...60_000
@@ -47,11 +50,15 @@ public struct Verdict: Equatable, Sendable {
     public var reason: String
     /// From the code's report to the verdict (the `verdict` event's `ms`).
     public var elapsedNs: UInt64
+    /// In credentials mode (issue 21), the verified credential's subject (`sub`, or a rotating
+    /// code's holder): what an access controller is told instead of the token (OSDP's card read).
+    public var subject: String?
 
-    public init(result: Result, reason: String, elapsedNs: UInt64) {
+    public init(result: Result, reason: String, elapsedNs: UInt64, subject: String? = nil) {
         self.result = result
         self.reason = reason
         self.elapsedNs = elapsedNs
+        self.subject = subject
     }
 
     /// Exit 0 grants, exit 1 denies; any other status, a signal or a failure to start is an
@@ -106,6 +113,18 @@ public struct PendingVerdict: Equatable, Sendable {
         let v = elapsed >= limitNs ? timedOut(elapsedNs: elapsed) : Verdict(programEnd: end, elapsedNs: elapsed)
         verdict = v
         return v
+    }
+
+    /// A verdict given directly (the credential verifier's, issue 21), at `t`: nil when one was
+    /// already given. One that comes at or after the deadline is the deadline's error instead.
+    public mutating func given(_ v: Verdict, at t: UInt64) -> Verdict? {
+        guard verdict == nil else { return nil }
+        let elapsed = t >= reportedNs ? t - reportedNs : 0
+        var given = v
+        given.elapsedNs = elapsed
+        let decided = elapsed >= limitNs ? timedOut(elapsedNs: elapsed) : given
+        verdict = decided
+        return decided
     }
 
     /// The deadline's check: an error verdict when it has passed with no answer, else nil.

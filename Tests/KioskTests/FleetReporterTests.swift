@@ -11,7 +11,7 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
     private var scanList: [Scan] = []
     private var stateList: [KioskState] = []
     private var statsList: [String] = []
-    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64) {
+    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64, credential: ScanCredential?) {
         lock.withLock { scanList.append(Scan(data: String(decoding: bytes, as: UTF8.self), verdict: verdict, timeMs: timeMs)) }
     }
     func publishState(_ state: KioskState) { lock.withLock { stateList.append(state) } }

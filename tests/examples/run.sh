@@ -7,7 +7,8 @@
 #
 #   tests/examples/run.sh
 #
-# Needs python3 only. Prints one PASS/FAIL line per check and ends with `N passed, M failed`;
+# Needs python3; issue-credential needs the peers' venv (`make deps`: .cache/peers, found through
+# KIOSK_PEERS_PYTHON as the Makefile exports it). Prints one PASS/FAIL line per check and ends with `N passed, M failed`;
 # exits 1 when any check failed. KEEP=1 keeps the work folder.
 set -uo pipefail
 
@@ -104,6 +105,70 @@ got=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["code
 want="$(printf 'a&b=c d+e%%\xff\x00' | od -An -tx1 | tr -d ' \n') QR-Code Bearer secret-token application/x-www-form-urlencoded"
 if [ "$got" = "$want" ]; then pass "the exact code bytes, the symbology and the token arrived"; else fail "request" "got '$got', want '$want'"; fi
 verdict "a missing token file is an error" 2 "$H" "$(code h16 'OK-1')" VERDICT_URL="$url/check" VERDICT_TOKEN_FILE="$work/no-token"
+
+echo "== issue-credential"
+# The example issuer's credentials, checked by an independent verifier (pycose) against the public
+# key it wrote for the trust directory; its TOTP line by pyotp.
+py=${KIOSK_PEERS_PYTHON:-$repo/.cache/peers/bin/python}
+I=$examples/issue-credential
+if [ ! -x "$py" ]; then
+  fail "issue-credential" "no $py: run make deps (it makes the peers' venv)"
+else
+  t=$work/issuer
+  mkdir -p "$t"
+  if out=$("$py" "$I" keygen --kid lobby-2026 --key "$t/issuer.key" --trust-dir "$t/trust" 2>&1) && [ -f "$t/trust/lobby-2026.pem" ] \
+     && [ "$(stat -c %a "$t/issuer.key")" = 600 ]; then pass "keygen writes lobby-2026.pem and a 0600 private key"; else fail "keygen" "$out"; fi
+  if "$py" "$I" keygen --kid lobby-2026 --key "$t/issuer.key" --trust-dir "$t/trust" >/dev/null 2>&1; then fail "keygen overwrote a key"; else pass "keygen never overwrites a key"; fi
+  "$py" "$I" keygen --kid ed-1 --alg EdDSA --key "$t/ed.key" --trust-dir "$t/trust" >/dev/null 2>&1
+  verify_credential() {  # KIDFILE CREDENTIAL WANT(python expression over claims): prints ok or why not
+    "$py" - "$@" <<'PY' 2>&1
+import sys, zlib, cbor2
+from pycose.messages import Sign1Message
+from pycose.keys import CoseKey
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+pem, text, want = sys.argv[1], sys.argv[2], sys.argv[3]
+A = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ $%*+-./:"
+assert text.startswith("KC1:"), text
+s = text[4:]
+out = bytearray()
+for i in range(0, len(s) - 2, 3):
+    n = A.index(s[i]) + A.index(s[i + 1]) * 45 + A.index(s[i + 2]) * 2025
+    out += bytes([n >> 8, n & 255])
+if len(s) % 3 == 2:
+    out.append(A.index(s[-2]) + A.index(s[-1]) * 45)
+msg = Sign1Message.decode(zlib.decompress(bytes(out)))
+pub = serialization.load_pem_public_key(open(pem, "rb").read())
+if isinstance(pub, ec.EllipticCurvePublicKey):
+    n = pub.public_numbers()
+    msg.key = CoseKey.from_dict({1: 2, -1: 1, -2: n.x.to_bytes(32, "big"), -3: n.y.to_bytes(32, "big")})
+else:
+    msg.key = CoseKey.from_dict({1: 1, -1: 6, -2: pub.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)})
+assert msg.verify_signature(), "signature"
+claims = cbor2.loads(msg.payload)
+assert eval(want, {"c": claims}), claims
+print("ok")
+PY
+  }
+  check_credential() {  # NAME KIDFILE CREDENTIAL WANT
+    local name=$1 got; shift
+    got=$(verify_credential "$@")
+    if [ "$got" = ok ]; then pass "$name"; else fail "$name" "$got"; fi
+  }
+  visitor=$("$py" "$I" mint --key "$t/issuer.key" --kid lobby-2026 --iss acme --sub visitor-4711 --aud door-1 --valid-for 8h 2>/dev/null)
+  check_credential "a visitor pass verifies (pycose) with sub, aud and 8 h" "$t/trust/lobby-2026.pem" "$visitor" \
+    'c[2] == "visitor-4711" and c[3] == "door-1" and c[1] == "acme" and c[4] - c[5] == 8 * 3600 and 7 not in c'
+  ticket=$("$py" "$I" mint --key "$t/ed.key" --kid ed-1 --iss acme --sub ticket-0042 --one-time --valid-for 1d 2>"$t/cti")
+  check_credential "a one-time EdDSA ticket verifies with a cti" "$t/trust/ed-1.pem" "$ticket" 'len(c[7]) == 8 and c[2] == "ticket-0042"'
+  if grep -q "^cti [0-9a-f]\{16\} " "$t/cti"; then pass "mint --one-time says the cti to revoke it by"; else fail "cti" "$(cat "$t/cti")"; fi
+  if [ "$(verify_credential "$t/trust/ed-1.pem" "$visitor" True)" != ok ]; then pass "the checker refuses a pass under another key"; else fail "the checker accepted a pass under another key"; fi
+  line=$("$py" "$I" totp --holder alice 2>/dev/null)
+  secret=$(echo "$line" | cut -d' ' -f2)
+  if [[ "$line" =~ ^alice\ [A-Z2-7]{32}\ 6\ 30$ ]]; then pass "totp prints a secrets line ($(echo "$line" | cut -c1-6)...)"; else fail "totp" "$line"; fi
+  kt=$("$py" "$I" code --holder alice --secret "$secret")
+  want=$("$py" -c 'import pyotp, sys; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))' "$secret" "$(echo "$kt" | cut -d: -f3)")
+  if [ "$(echo "$kt" | cut -d: -f1,2)" = "KT1:alice" ] && [ "$(echo "$kt" | cut -d: -f4)" = "$want" ]; then pass "code prints KT1:alice:TIME:DIGITS as pyotp computes it"; else fail "code" "$kt (want $want)"; fi
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -15,5 +15,10 @@ int kiosk_set_timer_slack(unsigned long ns);
 /* issue 22: a pseudo-terminal pair for the OSDP bench (posix_openpt, grantpt, unlockpt,
    ptsname_r are X/Open): the master's descriptor, the slave's path in `name`; -1 and errno. */
 int kiosk_open_pty(char *name, unsigned long size);
+/* Whether the kernel says the system clock is unsynchronised (adjtimex(2), modes 0, changes
+   nothing): 1 when its maximum error has reached 16 s (where the kernel sets STA_UNSYNC), 0 when
+   synchronised, -1 and errno when the call failed (systemd's ProtectClock= refuses even this
+   read). What timedatectl shows as "System clock synchronized". */
+int kiosk_clock_unsynchronized(void);
 
 #endif

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+import Credentials
+import Crypto
+import Glibc
+import Kiosk
+import Platform
+import Policy
+
+/// What `run`, `check` and `doctor` make of `KIOSK_VERDICT=credentials` (issue 21): libcrypto
+/// loaded, the trust directory, revocations and TOTP secrets read, the used-token store opened.
+enum CredentialSetup {
+    /// The verifier and its worker, or the exit status after the reasons were logged.
+    static func start(_ c: Configuration, _ environment: [String: String], logger: Logger) -> Result<CredentialWorker, ExitCode> {
+        do {
+            try Crypto.load()
+        } catch {
+            logger.error("credentials_unavailable", ["error": .text(String(describing: error)),
+                                                     "hint": "install libssl3 (libssl3t64 on trixie): OpenSSL's libcrypto checks the signatures"])
+            return .failure(ExitCode(ExitStatus.unavailable))
+        }
+        let (trust, problems) = CredentialFiles.load(c, environment)
+        guard problems.isEmpty else {
+            for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
+            return .failure(ExitCode(ExitStatus.config))
+        }
+        let directory = UsedTokenStore.directory(environment)
+        let store = UsedTokenStore(directory: directory)
+        if let damage = store.damage {
+            // Never a silent grant: the one-time credentials and rotating codes are denied until
+            // an operator has looked at the file (and moved it away).
+            logger.warning("credential_store_damaged", ["file": .text(store.path), "error": .text(damage),
+                                                        "hint": "one-time credentials and rotating codes are denied (store full) until the file is repaired or moved away"])
+        } else if let problem = writable(directory) {
+            logger.error("credential_store_unavailable", ["directory": .text(directory), "error": .text(problem),
+                                                          "hint": "the kiosk keeps used one-time credentials there: set STATE_DIRECTORY (systemd's StateDirectory=kiosk does) or make /var/lib/kiosk writable"])
+            return .failure(ExitCode(ExitStatus.unavailable))
+        }
+        let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
+                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"))
+        logReloaded(trust, store: store, logger: logger, reason: "start")
+        return .success(CredentialWorker(verifier: verifier))
+    }
+
+    struct ExitCode: Error {
+        let status: Int32
+        init(_ s: Int32) { status = s }
+    }
+
+    /// The reload step (SIGHUP): the files read again; on a problem what was trusted stays.
+    static func reloadStep(_ c: Configuration, _ environment: [String: String], verifier: CredentialVerifier, logger: Logger)
+        -> @Sendable (String) -> Void {
+        // Read-only after start: the configuration is never changed once the kiosk runs.
+        nonisolated(unsafe) let c = c
+        return { reason in
+            let (trust, problems) = CredentialFiles.load(c, environment)
+            guard problems.isEmpty else {
+                for p in problems {
+                    logger.warning("credentials_reload_failed", ["var": .text(p.variable), "value": .text(p.value), "error": .text(p.reason),
+                                                                 "kept": "the keys, revocations and secrets read before"])
+                }
+                return
+            }
+            verifier.reload(trust)
+            logReloaded(trust, store: verifier.store, logger: logger, reason: reason)
+        }
+    }
+
+    static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
+        logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "revoked": .int(trust.revoked.count),
+                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason)])
+    }
+
+    /// Why the store's folder cannot take the store's file, or nil when it can.
+    static func writable(_ directory: String) -> String? {
+        Glibc.access(directory, W_OK) == 0 ? nil : "\(directory): \(Errno.current.message)"
+    }
+
+    /// `kiosk doctor`'s lines: the clock, each key, the revocation list, the TOTP holders (how
+    /// many: never a secret), the store.
+    static func doctor(_ c: Configuration, _ environment: [String: String]) -> [Doctor.Check] {
+        guard c.verdict == .credentials else { return [] }
+        var checks: [Doctor.Check] = []
+        func add(_ v: Doctor.Verdict, _ subject: String, _ detail: String) { checks.append(Doctor.Check(verdict: v, subject: subject, detail: detail)) }
+        do {
+            try Crypto.load()
+            add(.pass, "crypto", "\(Crypto.library): \(Crypto.version ?? "?")")
+        } catch {
+            add(.fail, "crypto", "\(error): install libssl3 (libssl3t64 on trixie)")
+        }
+        let synced = KernelClockSynchronization().isSynchronized
+        if synced {
+            add(.pass, "clock", "the kernel says the system clock is synchronized")
+        } else {
+            add(c.requireSyncedClock ? .fail : .warn, "clock", "the kernel says the system clock is NOT synchronized (adjtimex STA_UNSYNC): "
+                + (c.requireSyncedClock ? "time-bound credentials and rotating codes are denied until NTP has set it (timedatectl; systemd-timesyncd)"
+                                        : "KIOSK_REQUIRE_SYNCED_CLOCK=0: they are judged by this clock anyway"))
+        }
+        let (keys, problems) = TrustDirectory.load(c.trustDir)
+        for k in keys { add(.pass, "trust", "kid \(k.kidText): \(k.key.kind.rawValue) key in \(c.trustDir)/\(k.file)") }
+        for p in problems { add(.fail, "trust", "\(c.trustDir): \(p)") }
+        if keys.isEmpty && problems.isEmpty { add(.warn, "trust", "\(c.trustDir) holds no key (KID.pem): no signed credential can be granted") }
+        switch Result(catching: { try CredentialFiles.revokedCount(c.revokedFile) }) {
+        case .success(nil): add(.pass, "revoked", "\(c.revokedFile) does not exist: nothing revoked")
+        case .success(let list?): add(.pass, "revoked", "\(c.revokedFile): \(list) revoked")
+        case .failure(let e): add(.fail, "revoked", "\(e)")
+        }
+        if let totp = CredentialFiles.totpPath(c, environment) {
+            let (trust, problems) = CredentialFiles.load(c, environment)
+            if let p = problems.first(where: { $0.variable == "KIOSK_TOTP_FILE" }) {
+                add(.fail, "totp", p.description)
+            } else {
+                add(.pass, "totp", "\(totp): \(trust.secrets.count) holders (secrets not shown)")
+            }
+        }
+        let store = UsedTokenStore(directory: UsedTokenStore.directory(environment))
+        if let damage = store.damage {
+            add(.fail, "store", "\(store.path) is damaged (\(damage)): one-time credentials and rotating codes are denied until it is repaired or moved away")
+        } else if let problem = writable(UsedTokenStore.directory(environment)) {
+            add(.fail, "store", "\(problem): the kiosk will not start in credentials mode")
+        } else {
+            add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens")
+        }
+        return checks
+    }
+}

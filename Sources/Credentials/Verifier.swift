@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+import CZlib
+import Crypto
+import Platform
+import Policy
+
+/// One credential's verdict and what the log may say of it: never the token itself.
+public struct CredentialOutcome: Equatable, Sendable {
+    public var kind: CredentialKind
+    public var reason: CredentialReason
+    public var kid: String?
+    public var iss: String?
+    /// The verified subject (a signed credential's `sub`, a rotating code's holder): what the
+    /// `scan` event shows as `credential`, and OSDP sends as the card read.
+    public var sub: String?
+    /// Hex.
+    public var cti: String?
+    public var exp: Int64?
+    /// The first 8 bytes of the payload's SHA-256, hex.
+    public var hash: String
+
+    public var granted: Bool { reason == .valid }
+
+    public init(kind: CredentialKind, reason: CredentialReason, kid: String? = nil, iss: String? = nil, sub: String? = nil,
+                cti: String? = nil, exp: Int64? = nil, hash: String) {
+        self.kind = kind; self.reason = reason; self.kid = kid; self.iss = iss; self.sub = sub; self.cti = cti; self.exp = exp
+        self.hash = hash
+    }
+}
+
+/// What the verifier trusts: reloaded together at start and on SIGHUP.
+public struct CredentialTrust: @unchecked Sendable {
+    public var keys: [TrustedKey]
+    public var revoked: Set<String>
+    public var secrets: [TOTPSecret]
+    public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = []) {
+        self.keys = keys
+        self.revoked = revoked
+        self.secrets = secrets
+    }
+}
+
+/// The credential verifier (issue 21): signed credentials (PREFIX + Base45 + [zlib] + COSE_Sign1
+/// + CWT) and rotating codes (KT1), checked with no network. The signature is verified over the
+/// exact bytes before any claim is read; the used-token store has a token on disk before a grant
+/// is returned. Thread-safe; `verify` does the work on the caller's thread (`CredentialWorker`
+/// runs it off the frame loop).
+public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antipassback` guarded by `lock`
+    /// The longest Base45 text's bytes, and what zlib may inflate them to (a bomb stops there).
+    public static let maxEncodedBytes = 4096
+    public static let maxInflatedBytes = 16_384
+
+    public let prefix: String
+    public let rules: CredentialRules
+    public let store: UsedTokenStore
+    private let clock: Clock
+    private let wallClock: @Sendable () -> Int64
+    private let synchronization: ClockSynchronization
+    private let lock = Lock()
+    private var trust: CredentialTrust
+    private var antipassback: Antipassback
+
+    public init(prefix: String, rules: CredentialRules, antipassbackSeconds: Int, trust: CredentialTrust, store: UsedTokenStore,
+                clock: Clock, wallClock: @escaping @Sendable () -> Int64 = unixSeconds,
+                synchronization: ClockSynchronization = KernelClockSynchronization()) {
+        self.prefix = prefix
+        self.rules = rules
+        self.store = store
+        self.clock = clock
+        self.wallClock = wallClock
+        self.synchronization = synchronization
+        self.trust = trust
+        antipassback = Antipassback(seconds: antipassbackSeconds)
+    }
+
+    /// Replaces what is trusted (SIGHUP).
+    public func reload(_ trust: CredentialTrust) { lock.withLock { self.trust = trust } }
+
+    public var currentTrust: CredentialTrust { lock.withLock { trust } }
+
+    /// The first 8 bytes of the payload's SHA-256, hex: how the log tells two tokens apart.
+    public static func shortHash(_ payload: [UInt8]) -> String {
+        (try? Crypto.sha256(payload)).map { PayloadBytes.hex(Array($0.prefix(8))) } ?? "unavailable"
+    }
+
+    public func verify(_ payload: [UInt8]) -> CredentialOutcome {
+        let hash = CredentialVerifier.shortHash(payload)
+        switch CredentialKind.of(payload, signedPrefix: prefix) {
+        case .signed: return signed(payload.dropFirst(prefix.utf8.count), hash: hash)
+        case .rotating: return rotating(payload, hash: hash)
+        case .none: return CredentialOutcome(kind: .none, reason: .notACredential, hash: hash)
+        }
+    }
+
+    // MARK: signed credentials
+
+    /// The bytes a signed credential's text stands for: Base45, then zlib when they start with a
+    /// zlib header (RFC 1950 2.2: CM 8, the check bits); nil: malformed.
+    public static func coseBytes<C: Collection>(_ text: C) -> [UInt8]? where C.Element == UInt8 {
+        guard let bytes = Base45.decode(text, maxOutput: maxEncodedBytes), bytes.count >= 2 else { return nil }
+        guard bytes[0] & 0x0f == 8, (UInt16(bytes[0]) << 8 | UInt16(bytes[1])) % 31 == 0 else { return bytes }
+        var out = [UInt8](repeating: 0, count: maxInflatedBytes)
+        var n = 0
+        let rc = kiosk_inflate(bytes, bytes.count, &out, out.count, &n)
+        guard rc == KIOSK_INFLATE_OK.rawValue else { return nil }
+        return Array(out[0..<n])
+    }
+
+    private func signed(_ text: ArraySlice<UInt8>, hash: String) -> CredentialOutcome {
+        var o = CredentialOutcome(kind: .signed, reason: .malformed, hash: hash)
+        guard let bytes = CredentialVerifier.coseBytes(text), let message = try? COSESign1(bytes) else { return o }
+        o.kid = TrustDirectory.kidText(message.kid)
+        let wanted: PublicKey.Kind = message.algorithm == .es256 ? .ecP256 : .ed25519
+        let candidates = lock.withLock { trust.keys }.filter { $0.kid == message.kid && $0.key.kind == wanted }
+        guard !candidates.isEmpty else { o.reason = .unknownKey; return o }
+        // Verify, then parse: the claims are read only from a payload a trusted key signed.
+        let tbs = message.toBeSigned
+        guard candidates.contains(where: { (try? $0.key.verify(message: tbs, signature: message.signature)) == true }) else {
+            o.reason = .signature
+            return o
+        }
+        guard let claims = try? CWTClaims(payload: message.payload) else { return o }
+        o.iss = claims.iss
+        o.sub = claims.sub
+        o.cti = claims.cti.map(PayloadBytes.hex)
+        o.exp = claims.exp
+        let now = wallClock()
+        let revoked = lock.withLock { trust.revoked }
+        o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synchronization.isSynchronized,
+                                          isRevoked: { revoked.contains($0) })
+        guard o.reason == .valid else { return o }
+        o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp) }, now: now)
+        return o
+    }
+
+    // MARK: rotating codes
+
+    private func rotating(_ payload: [UInt8], hash: String) -> CredentialOutcome {
+        var o = CredentialOutcome(kind: .rotating, reason: .malformed, hash: hash)
+        guard let code = RotatingCode(payload) else { return o }
+        o.kid = code.holder
+        let (secret, revoked) = lock.withLock { (trust.secrets.first { $0.holder == code.holder }, trust.revoked) }
+        var expected: String?
+        let period = secret?.period ?? TOTPSecret.defaultPeriod
+        let step = TOTP.step(time: code.time, period: period)
+        if let secret, step >= 0, code.digits.count == secret.digits {
+            guard let mac = try? Crypto.hmacSHA1(key: secret.secret, data: TOTP.message(step: step)) else { o.reason = .signature; return o }
+            expected = TOTP.code(hmac: mac, digits: secret.digits)
+        } else if secret != nil {
+            expected = ""  // the wrong number of digits, or a time before 1970: it cannot match
+        }
+        let now = wallClock()
+        o.reason = CredentialCheck.rotating(code, expected: expected, period: period, rules: rules, now: now,
+                                            clockSynced: synchronization.isSynchronized, isRevoked: { revoked.contains($0) })
+        guard o.reason == .valid else { return o }
+        o.sub = code.holder
+        // A step's code is accepted once; the entry lasts as long as the code could be accepted.
+        let until = (step + 1) * period + period
+        o.exp = until
+        o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until), now: now)
+        return o
+    }
+
+    /// Antipassback, then the store (a denied subject does not use up a one-time token).
+    private func admit(subject: String?, token: (key: String, expiry: Int64?)?, now: Int64) -> CredentialReason {
+        let t = clock.now()
+        return lock.withLock {
+            if let subject, antipassback.blocks(subject, at: t) { return .antipassback }
+            if let token {
+                switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds) {
+                case .fresh: break
+                case .used: return .used
+                case .full, .unavailable: return .storeFull
+                }
+            }
+            if let subject { antipassback.granted(subject, at: t) }
+            return .valid
+        }
+    }
+}
+
+/// Runs the verifier off the frame loop: one thread, a small queue; `submit` never waits.
+public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stopping` guarded by `condition`
+    public let verifier: CredentialVerifier
+    public let queueLimit: Int
+    private let condition = Condition()
+    private var queue: [(payload: [UInt8], done: @Sendable (CredentialOutcome) -> Void)] = []
+    private var stopping = false
+    private var busy = false
+
+    public init(verifier: CredentialVerifier, queueLimit: Int = 8) {
+        self.verifier = verifier
+        self.queueLimit = queueLimit
+        startThread(name: "kiosk.credential") { [self] in work() }
+    }
+
+    /// Queues a payload; a full queue refuses it at once (nil returned: the caller denies).
+    @discardableResult
+    public func submit(_ payload: [UInt8], done: @escaping @Sendable (CredentialOutcome) -> Void) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping, queue.count < queueLimit else { return false }
+        queue.append((payload, done))
+        condition.signal()
+        return true
+    }
+
+    public var isIdle: Bool { condition.lock(); defer { condition.unlock() }; return queue.isEmpty && !busy }
+
+    public func shutDown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !stopping { condition.wait() }
+            if queue.isEmpty { condition.unlock(); return }
+            let job = queue.removeFirst()
+            busy = true
+            condition.unlock()
+            job.done(verifier.verify(job.payload))
+            condition.lock()
+            busy = false
+            condition.unlock()
+        }
+    }
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: Apache-2.0
+import Camera
+import Credentials
+import Crypto
+import Foundation
+import Glibc
+import Kiosk
+import Platform
+import Policy
+
+/// `kiosk-dev credentials` (make bench-credentials): what one verification costs (Base45, zlib,
+/// COSE, the signature, the claims), ES256 and Ed25519, and what an idle frame costs with
+/// credentials mode on and off (no change expected: the verifier only runs for a code).
+///
+/// The credentials were minted once by PyPI's cwt (Tests/Peers/credentials.py) with keys made
+/// for this bench: exp 2100, aud door-1, no cti (a verification leaves no trace in the store).
+public enum CredentialBench {
+    static let es256Key = """
+-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEJAFfwV6lsXTgDgiBCKG7kJ/+1wQN
+R6ZQksFvNPynpVGAlhEqUesCNM80mdMLQA9E+5C3und48bJgbd4Pahb/rg==
+-----END PUBLIC KEY-----
+"""
+    static let ed25519Key = """
+-----BEGIN PUBLIC KEY-----
+MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
+-----END PUBLIC KEY-----
+"""
+    static let es256Credential = "KC1:NCFOXN*TS0BI$ZDFRH%IAD.BY:GOKDAZG%I6.SA-3H16LPTM5TM88OLCR8-RLAI$V5 042S6KKI7PQ86QBH5NI3YHITU1L*8HU8Y%JS5S 46ZU7I6VN8N95P76F7$VNJU8%FO87L$TOUNFV52TE-G3AN8%XN77QXHB%XSKAF1LE5-O90UB6J JRNQJR$U1Z5 AS5 EO10KPE40"
+    static let ed25519Credential = "KC1:NCFOXN*TS0BI% FFRH%IAD.BY:GUJDAZG%I6.SA-3H16LPTM5TM88OLCR8-RLAI$V5 042S6KKI7PQ86QBH5NI3YHITU1L*8+YFZRJ/EJ1257$KNPU9LRUPI6VQ1SDHV2$L6602-X4AGM/HRH:G0MRS:NR%1J4KCVF0Y4*DV3BP-V3A:BO-L3MQRK2AZP-2K$:A+ 38508V320"
+
+    public struct Result: Codable {
+        public var es256Us: Double
+        public var ed25519Us: Double
+        /// Base45 + zlib + COSE parse of the ES256 one, without the signature.
+        public var parseUs: Double
+        public var idleFrameUsOff: Double
+        public var idleFrameUsOn: Double
+        public var iterations: Int
+    }
+
+    public static func main(_ args: [String]) -> Int32 {
+        let json = args.contains("--json")
+        var iterations = 2000
+        if let i = args.firstIndex(of: "--iterations"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { iterations = n }
+        do {
+            let r = try run(iterations: iterations)
+            if json {
+                let e = JSONEncoder()
+                e.outputFormatting = [.sortedKeys]
+                print(String(decoding: try e.encode(r), as: UTF8.self))
+            } else {
+                print("one verification (median of \(r.iterations), release build, this machine):")
+                print("  ES256   \(Format.fixed(r.es256Us, 1)) us")
+                print("  Ed25519 \(Format.fixed(r.ed25519Us, 1)) us")
+                print("  of which Base45 + zlib + COSE parsing \(Format.fixed(r.parseUs, 1)) us")
+                print("an idle frame (640x480, no code), ScanService.process:")
+                print("  credentials off \(Format.fixed(r.idleFrameUsOff, 1)) us, on \(Format.fixed(r.idleFrameUsOn, 1)) us")
+            }
+            return ExitStatus.ok
+        } catch {
+            DevCommand.printError("kiosk-dev credentials: \(error)")
+            return ExitStatus.failure
+        }
+    }
+
+    static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+    public static func run(iterations: Int) throws -> Result {
+        try Crypto.load()
+        let dir = NSTemporaryDirectory() + "kiosk-bench-credentials-\(getpid())"
+        mkdir(dir, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let keys = [TrustedKey(kid: Array("bench-es".utf8), key: try PublicKey(pem: Array(es256Key.utf8)), file: "bench-es.pem"),
+                    TrustedKey(kid: Array("bench-ed".utf8), key: try PublicKey(pem: Array(ed25519Key.utf8)), file: "bench-ed.pem")]
+        let verifier = CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30, requireSyncedClock: false),
+                                          antipassbackSeconds: 0, trust: CredentialTrust(keys: keys), store: UsedTokenStore(directory: dir),
+                                          clock: MonotonicClock())
+        func time(_ payload: [UInt8]) throws -> Double {
+            let first = verifier.verify(payload)
+            guard first.granted else { throw CryptoError("the bench's credential was refused: \(first.reason.rawValue)") }
+            var samples: [Double] = []
+            for _ in 0..<iterations {
+                let t0 = monotonicNanoseconds()
+                _ = verifier.verify(payload)
+                samples.append(Double(monotonicNanoseconds() - t0) / 1e3)
+            }
+            return median(samples)
+        }
+        let es = Array(es256Credential.utf8), ed = Array(ed25519Credential.utf8)
+        let esUs = try time(es), edUs = try time(ed)
+        var parse: [Double] = []
+        for _ in 0..<iterations {
+            let t0 = monotonicNanoseconds()
+            _ = try? COSESign1(CredentialVerifier.coseBytes(es.dropFirst(4)) ?? [])
+            parse.append(Double(monotonicNanoseconds() - t0) / 1e3)
+        }
+        // Idle frames: the same empty picture through the frame loop's steps.
+        func idle(_ worker: CredentialWorker?) -> Double {
+            var config = Configuration()
+            if worker != nil { config.verdict = .credentials }
+            let source = IdleSource()
+            let service = ScanService(configuration: config, source: source, door: nil, credentials: worker,
+                                      logger: Logger(level: .error) { _ in }, stop: StopSignal())
+            var samples: [Double] = []
+            for i in 0..<max(200, iterations / 4) {
+                let frame = Frame(luma: source.plane, sequence: UInt64(i), timestampNs: UInt64(i) * 33_333_333, capturedNs: monotonicNanoseconds())
+                let t0 = monotonicNanoseconds()
+                service.process(frame)
+                samples.append(Double(monotonicNanoseconds() - t0) / 1e3)
+            }
+            return median(Array(samples.dropFirst(20)))
+        }
+        let off = idle(nil)
+        let worker = CredentialWorker(verifier: verifier)
+        let on = idle(worker)
+        worker.shutDown()
+        return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), idleFrameUsOff: off, idleFrameUsOn: on, iterations: iterations)
+    }
+}
+
+/// A camera that shows an empty grey 640x480 picture (only its plane is used).
+final class IdleSource: FrameSource {
+    let pixels: UnsafeMutablePointer<UInt8> = {
+        let p = UnsafeMutablePointer<UInt8>.allocate(capacity: 640 * 480)
+        p.initialize(repeating: 128, count: 640 * 480)
+        return p
+    }()
+    deinit { pixels.deallocate() }
+    var plane: LumaPlane { LumaPlane(base: pixels, width: 640, height: 480, rowStride: 640) }
+    func open() throws -> CameraDescription { CameraDescription(device: "idle", format: "GREY", width: 640, height: 480, fps: 30) }
+    func nextFrame(timeoutMs: Int) throws -> FrameWait { .timedOut }
+    func close() {}
+    var skippedFrames: Int { 0 }
+    var exposure: CameraExposure? { nil }
+    var lux: Double? { nil }
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Why a credential was refused (interface.md 0.3, "Reasons"), or `valid`.
+public enum CredentialReason: String, CaseIterable, Sendable {
+    case valid
+    case signature
+    case unknownKey = "unknown key"
+    case expired
+    case notYetValid = "not yet valid"
+    case wrongDoor = "wrong door"
+    case wrongIssuer = "wrong issuer"
+    case revoked
+    case used
+    case antipassback
+    case malformed
+    case clockNotSynchronized = "clock not synchronized"
+    case notACredential = "not a credential"
+    case storeFull = "store full"
+}
+
+/// What kind of code a payload is, by its prefix: decided on the frame loop (no cryptography).
+public enum CredentialKind: Equatable, Sendable {
+    /// PREFIX + Base45 of [zlib of] COSE_Sign1; the Base45 text after the prefix.
+    case signed
+    /// `KT1:HOLDER:UNIXTIME:DIGITS`.
+    case rotating
+    case none
+
+    public static let rotatingPrefix = "KT1:"
+    public static let defaultSignedPrefix = "KC1:"
+
+    public static func of(_ payload: [UInt8], signedPrefix: String) -> CredentialKind {
+        if payload.starts(with: signedPrefix.utf8) { return .signed }
+        if payload.starts(with: rotatingPrefix.utf8) { return .rotating }
+        return .none
+    }
+}
+
+/// The settings a credential is judged by (the `// issue 21` block of `Configuration`).
+public struct CredentialRules: Equatable, Sendable {
+    public var issuers: [String]?
+    public var audience: String?
+    public var skewSeconds: Int64
+    public var requireSyncedClock: Bool
+    public init(issuers: [String]? = nil, audience: String? = nil, skewSeconds: Int64 = 30, requireSyncedClock: Bool = true) {
+        self.issuers = issuers
+        self.audience = audience
+        self.skewSeconds = skewSeconds
+        self.requireSyncedClock = requireSyncedClock
+    }
+}
+
+/// The checks of a signed credential once its signature has verified and its claims are read:
+/// the first that fails is the reason. Pure: the time (Unix seconds), the clock's state and the
+/// revocation list are given. What is left after (the used-token store, antipassback) needs state.
+public enum CredentialCheck {
+    public static func claims(_ c: CWTClaims, rules: CredentialRules, now: Int64, clockSynced: Bool,
+                              isRevoked: (String) -> Bool) -> CredentialReason {
+        if let issuers = rules.issuers, !issuers.contains(c.iss ?? "\u{0}") { return .wrongIssuer }
+        if let aud = c.aud, aud != rules.audience { return .wrongDoor }
+        if let sub = c.sub, isRevoked(sub) { return .revoked }
+        if let cti = c.cti, isRevoked(PayloadBytes.hex(cti)) { return .revoked }
+        if c.exp != nil || c.nbf != nil {
+            if rules.requireSyncedClock && !clockSynced { return .clockNotSynchronized }
+            if let nbf = c.nbf, now < nbf &- rules.skewSeconds { return .notYetValid }
+            if let exp = c.exp, now > exp &+ rules.skewSeconds { return .expired }
+        }
+        return .valid
+    }
+
+    /// A rotating code's time and code: `expected` is the code the holder's secret gives for the
+    /// claimed time's step (nil: no such holder).
+    public static func rotating(_ code: RotatingCode, expected: String?, period: Int64, rules: CredentialRules, now: Int64,
+                                clockSynced: Bool, isRevoked: (String) -> Bool) -> CredentialReason {
+        guard let expected else { return .unknownKey }
+        if isRevoked(code.holder) { return .revoked }
+        if rules.requireSyncedClock && !clockSynced { return .clockNotSynchronized }
+        let window = period + rules.skewSeconds
+        if code.time > now &+ window { return .notYetValid }
+        if code.time < now &- window { return .expired }
+        return constantTimeEqual(Array(expected.utf8), Array(code.digits.utf8)) ? .valid : .signature
+    }
+
+    /// Compares without stopping at the first difference (a code's digits are a secret's output).
+    public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var d: UInt8 = 0
+        for i in 0..<a.count { d |= a[i] ^ b[i] }
+        return d == 0
+    }
+}
+
+/// `KT1:HOLDER:UNIXTIME:DIGITS`: a holder's rotating code (RFC 6238 TOTP) and the time the
+/// phone drew it at (Google Wallet's `{totp_timestamp_seconds}`).
+public struct RotatingCode: Equatable, Sendable {
+    public var holder: String
+    public var time: Int64
+    public var digits: String
+
+    public init(holder: String, time: Int64, digits: String) {
+        self.holder = holder
+        self.time = time
+        self.digits = digits
+    }
+
+    /// 1-64 printable ASCII characters, no space, no ':'.
+    public static func isHolder(_ h: ArraySlice<UInt8>) -> Bool {
+        (1...64).contains(h.count) && h.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: ":") }
+    }
+
+    /// Nil for anything but the exact form: a holder of 1-64 printable characters without ':' or
+    /// spaces, a decimal time of at most 12 digits, 6 to 10 digits.
+    public init?(_ payload: [UInt8]) {
+        guard payload.starts(with: CredentialKind.rotatingPrefix.utf8), payload.count <= 100 else { return nil }
+        let parts = payload.dropFirst(4).split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return nil }
+        let holder = parts[0], time = parts[1], digits = parts[2]
+        guard RotatingCode.isHolder(holder),
+              (1...12).contains(time.count), time.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              (6...10).contains(digits.count), digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+              let t = Int64(String(decoding: time, as: UTF8.self)) else { return nil }
+        self.holder = String(decoding: holder, as: UTF8.self)
+        self.time = t
+        self.digits = String(decoding: digits, as: UTF8.self)
+    }
+}
+
+/// RFC 6238 (TOTP) over RFC 4226 (HOTP): the counter's message and the code from an HMAC-SHA1
+/// result; the HMAC itself is OpenSSL's (the caller computes it).
+public enum TOTP {
+    /// T = floor(time / period) (RFC 6238 4.2), as the 8-byte big-endian message HOTP signs.
+    public static func step(time: Int64, period: Int64) -> Int64 { time >= 0 ? time / period : -1 }
+
+    public static func message(step: Int64) -> [UInt8] {
+        (0..<8).reversed().map { UInt8((UInt64(bitPattern: step) >> (8 * UInt64($0))) & 0xff) }
+    }
+
+    /// Dynamic truncation (RFC 4226 5.3) of a 20-byte HMAC-SHA1, as `digits` decimal digits.
+    public static func code(hmac: [UInt8], digits: Int) -> String {
+        precondition(hmac.count >= 20 && (1...10).contains(digits))
+        let o = Int(hmac[hmac.count - 1] & 0x0f)
+        let binary = (UInt64(hmac[o] & 0x7f) << 24) | (UInt64(hmac[o + 1]) << 16) | (UInt64(hmac[o + 2]) << 8) | UInt64(hmac[o + 3])
+        var modulus: UInt64 = 1
+        for _ in 0..<digits { modulus *= 10 }
+        let s = String(binary % modulus)
+        return String(repeating: "0", count: max(0, digits - s.count)) + s
+    }
+}
+
+/// Base32 (RFC 4648 6) as TOTP secrets are written: case-insensitive, padding optional.
+public enum Base32 {
+    public static func decode(_ text: String) -> [UInt8]? {
+        var bits: UInt64 = 0, count = 0
+        var out: [UInt8] = []
+        var padding = false
+        for c in text.utf8 {
+            if c == UInt8(ascii: "=") { padding = true; continue }
+            guard !padding else { return nil }
+            let v: UInt8
+            switch c {
+            case 65...90: v = c - 65
+            case 97...122: v = c - 97
+            case 50...55: v = c - 50 + 26
+            default: return nil
+            }
+            bits = (bits << 5) | UInt64(v)
+            count += 5
+            if count >= 8 {
+                out.append(UInt8((bits >> UInt64(count - 8)) & 0xff))
+                count -= 8
+            }
+        }
+        return out
+    }
+}
+
+/// One line of the TOTP secrets file: `HOLDER BASE32SECRET [DIGITS [PERIOD]]`.
+public struct TOTPSecret: Equatable, Sendable {
+    public var holder: String
+    public var secret: [UInt8]
+    public var digits: Int
+    public var period: Int64
+
+    public static let defaultDigits = 6
+    public static let defaultPeriod: Int64 = 30
+
+    /// Parses a file; a bad line is an error naming its number and why, never its secret.
+    public static func parseFile(_ text: String) -> Result<[TOTPSecret], CredentialFileError> {
+        var out: [TOTPSecret] = []
+        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmedOfBlanks
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            func bad(_ why: String) -> Result<[TOTPSecret], CredentialFileError> { .failure(CredentialFileError(line: i + 1, reason: why)) }
+            guard (2...4).contains(f.count) else { return bad("expected HOLDER BASE32SECRET [DIGITS [PERIOD]]") }
+            let holder = String(f[0])
+            guard RotatingCode.isHolder(Array(holder.utf8)[...]) else { return bad("a holder of 1-64 printable characters without ':'") }
+            guard let secret = Base32.decode(String(f[1])), secret.count >= 10 else { return bad("a secret that is not Base32 of at least 80 bits") }
+            let digits = f.count > 2 ? Int(f[2]) : defaultDigits
+            guard let digits, (6...10).contains(digits) else { return bad("DIGITS from 6 to 10") }
+            let period = f.count > 3 ? Int64(f[3]) : defaultPeriod
+            guard let period, (5...300).contains(period) else { return bad("PERIOD from 5 to 300 seconds") }
+            guard !out.contains(where: { $0.holder == holder }) else { return bad("holder \(holder) is listed twice") }
+            out.append(TOTPSecret(holder: holder, secret: secret, digits: digits, period: period))
+        }
+        return .success(out)
+    }
+}
+
+public struct CredentialFileError: Error, Equatable, CustomStringConvertible {
+    public var line: Int
+    public var reason: String
+    public var description: String { "line \(line): \(reason)" }
+}
+
+/// The revocation list: one `sub`, rotating-code holder or cti (hex) a line; `#` comments.
+public enum RevocationList {
+    public static func parse(_ text: String) -> Set<String> {
+        Set(text.split(separator: "\n").map { $0.trimmedOfBlanks }.filter { !$0.isEmpty && !$0.hasPrefix("#") })
+    }
+}
+
+/// `KIOSK_ANTIPASSBACK_S`: a subject granted is denied again for that long. In memory, on the
+/// injected clock (monotonic ns): a restart forgets it.
+public struct Antipassback: Sendable {
+    public let windowNs: UInt64
+    private var grants: [String: UInt64] = [:]
+
+    public init(seconds: Int) { windowNs = UInt64(max(0, seconds)) * 1_000_000_000 }
+
+    public func blocks(_ subject: String, at now: UInt64) -> Bool {
+        guard windowNs > 0, let t = grants[subject] else { return false }
+        return now &- t < windowNs
+    }
+
+    public mutating func granted(_ subject: String, at now: UInt64) {
+        guard windowNs > 0 else { return }
+        grants[subject] = now
+        // Forget what no longer blocks (bounded by the grants within one window).
+        if grants.count > 1024 { grants = grants.filter { now &- $0.value < windowNs } }
+    }
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+/// The used-token store's content (one-time credentials' cti, rotating codes' steps), as a value:
+/// what is in it, whether a token may be claimed, and its file's text, read back strictly. The
+/// file itself (written to a temporary file, fsynced, renamed, the folder fsynced) is the
+/// Credentials module's `UsedTokenStore`.
+public struct UsedTokens: Equatable, Sendable {
+    /// At most this many entries: one line each of at most ~160 bytes, so the file stays under
+    /// 1.6 MB and a rewrite under a few tens of ms on an SD card.
+    public static let defaultCapacity = 10_000
+    static let header = "kiosk-used-tokens 1"
+
+    public let capacity: Int
+    /// Key to expiry (Unix seconds; nil: never, a one-time credential without exp).
+    public private(set) var entries: [String: Int64?] = [:]
+
+    public init(capacity: Int = UsedTokens.defaultCapacity) { self.capacity = capacity }
+
+    public static func signedKey(cti: [UInt8]) -> String { "c:" + PayloadBytes.hex(cti) }
+    public static func rotatingKey(holder: String, step: Int64) -> String { "t:" + PayloadBytes.hex(Array(holder.utf8)) + ":" + String(step) }
+
+    public enum Claim: Equatable, Sendable { case fresh, used, full }
+
+    public func contains(_ key: String) -> Bool { entries[key] != nil }
+
+    /// Entries past their expiry (`now`, Unix seconds, beyond `skew`) are dropped first; then a
+    /// known key is `used`, a new one `fresh` (and added) unless the store is `full`.
+    public mutating func claim(_ key: String, until expiry: Int64?, now: Int64, skew: Int64) -> Claim {
+        dropExpired(now: now, skew: skew)
+        if entries[key] != nil { return .used }
+        guard entries.count < capacity else { return .full }
+        entries[key] = .some(expiry)
+        return .fresh
+    }
+
+    public mutating func forget(_ key: String) { entries[key] = nil }
+
+    public mutating func dropExpired(now: Int64, skew: Int64) {
+        entries = entries.filter { _, e in e.map { $0 &+ skew >= now } ?? true }
+    }
+
+    /// The file: a header, `KEY EXPIRY` lines (`-` for never), and `end COUNT`, so that a file cut
+    /// anywhere reads as damaged, never as a shorter list.
+    public var fileText: String {
+        var s = UsedTokens.header + "\n"
+        for (k, e) in entries.sorted(by: { $0.key < $1.key }) { s += "\(k) \(e.map(String.init) ?? "-")\n" }
+        return s + "end \(entries.count)\n"
+    }
+
+    public struct Damaged: Error, Equatable, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads a file back: exactly the form `fileText` writes, or `Damaged` saying where it is not.
+    public static func parse(_ text: String, capacity: Int = UsedTokens.defaultCapacity) -> Result<UsedTokens, Damaged> {
+        var t = UsedTokens(capacity: capacity)
+        guard text.hasSuffix("\n") else { return .failure(Damaged(description: "the last line is cut")) }
+        let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.first == Substring(UsedTokens.header) else { return .failure(Damaged(description: "no header")) }
+        guard let last = lines.last, last.hasPrefix("end "), let count = Int(last.dropFirst(4)), lines.count == count + 2 else {
+            return .failure(Damaged(description: "no end line with the count of entries"))
+        }
+        for (i, line) in lines.dropFirst().dropLast().enumerated() {
+            let f = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard f.count == 2, isKey(f[0]), t.entries[String(f[0])] == nil else {
+                return .failure(Damaged(description: "line \(i + 2) is not KEY EXPIRY"))
+            }
+            if f[1] == "-" {
+                t.entries[String(f[0])] = .some(nil)
+            } else if let e = Int64(f[1]) {
+                t.entries[String(f[0])] = .some(e)
+            } else {
+                return .failure(Damaged(description: "line \(i + 2) has no expiry"))
+            }
+        }
+        return .success(t)
+    }
+
+    static func isKey(_ k: Substring) -> Bool {
+        (k.hasPrefix("c:") || k.hasPrefix("t:")) && k.count <= 160 && k.utf8.dropFirst(2).allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || $0 == UInt8(ascii: ":")
+        }
+    }
+}
