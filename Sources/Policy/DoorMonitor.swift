@@ -257,3 +257,18 @@ public struct DoorMonitor: Equatable, Sendable {
         }
     }
 }
+
+/// `KIOSK_INPUT_BIAS` (issue 25).
+public enum InputBias: String, Equatable, Sendable, CaseIterable {
+    case pullUp = "pull-up", pullDown = "pull-down", disabled, asIs = "as-is"
+    public static let expected = "pull-up, pull-down, disabled or as-is"
+}
+
+/// `KIOSK_DOOR_RELOCK` (issue 25): when the strike shuts after it opened.
+public enum DoorRelock: String, Equatable, Sendable, CaseIterable {
+    /// `KIOSK_DOOR_MS` after it opened.
+    case time
+    /// As soon as the door shuts after opening (needs the door contact).
+    case contact
+    public static let expected = "time (the strike closes after KIOSK_DOOR_MS) or contact (as soon as the door shuts after opening)"
+}
