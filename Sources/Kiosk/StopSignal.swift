@@ -12,7 +12,10 @@ import Platform
 /// one thread waiting in sigwait(2): a signal that arrives at any moment, even before that thread
 /// runs, stays pending until it is taken, never lost and never handled by a default action.
 public final class SignalHandling {
-    public init(stop: StopSignal, logger: Logger? = nil, onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
+    /// `reloadables` (issue 25): what SIGHUP reloads, when anything is registered there; with
+    /// nothing registered SIGHUP is logged and ignored as before.
+    public init(stop: StopSignal, logger: Logger? = nil, reloadables: Reloadables? = nil,
+                onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
         signal(SIGPIPE, SIG_IGN)
         var set = sigset_t()
         sigemptyset(&set)
@@ -26,6 +29,10 @@ public final class SignalHandling {
                 guard sigwait(&set, &signo) == 0 else { continue }
                 switch signo {
                 case SIGHUP:
+                    if let reloadables, let logger, !reloadables.isEmpty {
+                        reloadables.reloadAndLog(via: "SIGHUP", logger: logger)
+                        continue
+                    }
                     logger?.info("signal_ignored", ["signal": "SIGHUP",
                                                     "reason": "the configuration is read once at start: restart the service to change it"])
                 default:
