@@ -76,7 +76,7 @@ extension FakeChip: GPIOInputChip {
         requested[offset] = consumer
         self.activeLow[offset] = activeLow
         inputBias[offset] = bias
-        let line = SoftwareInputLine(offset: offset, level: initialInputLevels[offset] ?? (bias == .pullUp ? 1 : 0)) { [weak self] in
+        let line = SoftwareInputLine(offset: offset, level: initialInputLevels[offset] ?? (activeLow ? 1 : 0)) { [weak self] in
             self?.released.append($0)
         }
         inputLines[offset] = line
