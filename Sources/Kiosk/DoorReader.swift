@@ -87,8 +87,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         door = lines.door.map { o in
             let d = DoorOutput(output: o, openMilliseconds: doorMs, clock: clock) { change in
                 switch change {
-                case .opened:
-                    logger.info("door", ["state": "open", "ms": .int(doorMs)])
+                case .opened(let at, let until):
+                    // KIOSK_DOOR_MS, or the building's `open` command's own time (issue 25).
+                    logger.info("door", ["state": "open", "ms": .int(Int((until &- at) / 1_000_000))])
                 case .extended(let at, let until):
                     logger.debug("door_extended", ["closes_in_ms": .int(Int((until &- at) / 1_000_000))])
                 case .closed(_, let reason):

@@ -100,6 +100,11 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             return monitor.start(levels: levels, at: now)
         }
         perform(actions, now: now)
+        if let tampered = levels[.tamper] {
+            // The tamper loop's state from the first `<topic>/state` on, not only once it changes.
+            lock.withLock { counts.tampered = tampered }
+            lock.withLock { fleet }?.tamper(tampered)
+        }
         startThread(name: "kiosk-door") { [self] in run() }
     }
 

@@ -52,7 +52,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var pendingStats: String?
     // issue 25: the door's state (retained), alarms and command answers waiting for the connection.
     private var desiredDoor: String?
-    private var outbox: [(topic: String, payload: [UInt8])] = []
+    private var outbox: [(topic: String, payload: [UInt8], retain: Bool)] = []
     private var outboxDropped = 0
     private var onCommand: (@Sendable (_ payload: [UInt8], _ retained: Bool) -> Void)?
     private var stopDeadlineNs: UInt64?
@@ -185,9 +185,10 @@ public final class BrokerLink: @unchecked Sendable {
 
     /// The door's state (`closed`, `open`, `forced`, `held`): `<topic>/door`, retained, when it
     /// differs from what the broker has.
+    /// Every change goes, in order with the alarms (none is lost to a quicker one).
     public func publishDoor(_ state: String) {
         shared.lock_ { desiredDoor = state }
-        wake()
+        queue(settings.topics.door, state, retain: true)
     }
 
     /// An alarm (`AlarmMessage.json`) on `<topic>/alarm`, QoS 1; kept in memory while away.
@@ -202,9 +203,9 @@ public final class BrokerLink: @unchecked Sendable {
         shared.lock_ { onCommand = handler }
     }
 
-    private func queue(_ topic: String, _ json: String) {
+    private func queue(_ topic: String, _ json: String, retain: Bool = false) {
         shared.lock_ {
-            outbox.append((topic, Array(json.utf8)))
+            outbox.append((topic, Array(json.utf8), retain))
             if outbox.count > BrokerLink.outboxCapacity {
                 outbox.removeFirst(outbox.count - BrokerLink.outboxCapacity)
                 outboxDropped += 1
@@ -515,20 +516,24 @@ public final class BrokerLink: @unchecked Sendable {
         if payload == Array("online".utf8) { announceDue = true }
     }
 
-    /// The door's state when it changed, then the alarms and answers waiting, in order.
+    /// The door's changes, the alarms and the answers waiting, in order; then the door's state
+    /// now if this connection has not carried it yet (after a reconnect: retained, once).
     private func sendDoorAndOutbox(_ s: OpaquePointer) {
-        let (door, waiting) = shared.lock_ { () -> (String?, [(topic: String, payload: [UInt8])]) in
+        let (door, waiting) = shared.lock_ { () -> (String?, [(topic: String, payload: [UInt8], retain: Bool)]) in
             defer { outbox.removeAll() }
             return (desiredDoor, outbox)
         }
+        for (i, m) in waiting.enumerated() {
+            guard publish(s, m.topic, m.payload, qos: 1, retain: m.retain) != nil else {
+                // Not taken by the library (the connection went): kept for the next one, in order.
+                let rest = Array(waiting[i...])
+                shared.lock_ { outbox = rest + outbox }
+                return
+            }
+            if m.topic == settings.topics.door { publishedDoor = String(decoding: m.payload, as: UTF8.self) }
+        }
         if let door, door != publishedDoor, publish(s, settings.topics.door, Array(door.utf8), qos: 1, retain: true) != nil {
             publishedDoor = door
-        }
-        for (i, m) in waiting.enumerated() where publish(s, m.topic, m.payload, qos: 1, retain: false) == nil {
-            // Not taken by the library (the connection went): kept for the next one, in order.
-            let rest = Array(waiting[i...])
-            shared.lock_ { outbox = rest + outbox }
-            return
         }
     }
 
