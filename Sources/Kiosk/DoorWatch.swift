@@ -46,6 +46,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     private var stopped = false
     private var threadDone = true
     private var fleet: DoorFleet?
+    private var strikeClosedAtNs: UInt64?
     private let finished = Condition()
     private let wakeRead: Int32
     private let wakeWrite: Int32
@@ -133,10 +134,12 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
         for (_, i) in inputs { i.line.release() }
     }
 
+    /// Told under the strike's lock: noted here and taken by the thread, which may drive the
+    /// strike itself (a settling exit button) without that lock held.
     private func strikeClosedEarly() {
         let now = monotonicNanoseconds()
-        let actions = lock.withLock { stopped ? [] : monitor.strikeClosed(at: now) }
-        perform(actions, now: now)
+        lock.withLock { strikeClosedAtNs = now }
+        wake()
     }
 
     private func active(_ input: Input, level: Int) -> Bool { (level != 0) != input.activeLow }
@@ -177,6 +180,10 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             let at = monotonicNanoseconds()
             let actions = lock.withLock { () -> [DoorMonitor.Action] in
                 var out: [DoorMonitor.Action] = []
+                if let closed = strikeClosedAtNs {
+                    strikeClosedAtNs = nil
+                    out += monitor.strikeClosed(at: closed)
+                }
                 for (input, isActive, t) in edges { out += monitor.edge(input, active: isActive, at: t) }
                 return out + monitor.tick(at: max(at, edges.last?.2 ?? 0))
             }
