@@ -963,7 +963,7 @@ group_door() {
 # pull itself (gpio-sim's set_config), which is how "bias honoured" is seen.
 IN_CONTACT=2 IN_REX=4 IN_TAMPER=7 IN_STRIKE=6
 if [ $GPIOD_API = 2 ]; then
-  line_input_by_kiosk() { line_info "$1" | grep -q 'input.*edges=both.*consumer="kiosk"'; }
+  line_input_by_kiosk() { line_info "$1" | grep -qE 'input.*edges=both.*consumer="?kiosk"?( |$)'; }
 else
   line_input_by_kiosk() { line_info "$1" | grep -q '"kiosk".*input.*\[used\]'; }
 fi
