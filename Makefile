@@ -29,6 +29,21 @@ PACKAGES += mosquitto
 PACKAGES += mosquitto-clients
 # openssl: the MQTT tests make their CA and the broker's certificate with it
 PACKAGES += openssl
+# OpenSSL's headers for the crypto shim (Sources/CCrypto: credentials, OSDP); the kiosk dlopen()s
+# libcrypto.so.3 (libssl3 on bookworm, libssl3t64 on trixie) and never links it
+PACKAGES += libssl-dev
+# python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
+PACKAGES += python3-venv
+
+# Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
+# credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
+# `make deps` puts them in .cache/peers (ignored); the tests find its python through
+# KIOSK_PEERS_PYTHON, which `make test` sets.
+PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9
+PEERS_DIR := $(CURDIR)/.cache/peers
+PEERS_PYTHON := $(PEERS_DIR)/bin/python
+PYTHON ?= python3
+export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 
 # What `make deb` and `make test-deploy` need besides the build: systemd-analyze (systemd),
 # dpkg-deb and dpkg-shlibdeps (dpkg-dev), strip and readelf (binutils), file, lintian; g++ and
@@ -37,7 +52,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -56,6 +71,16 @@ install_missing = missing=""; \
 deps:
 	@$(call install_missing,$(PACKAGES))
 	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (README, Build it)"; exit 1; }
+	@$(MAKE) -s peers
+
+# The Python peers, installed once per pin list (a stamp file names it).
+peers:
+	@stamp=$(PEERS_DIR)/.pins; \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS)" ]; then \
+	  echo "make peers: installing $(PEERS) into $(PEERS_DIR)"; \
+	  rm -rf $(PEERS_DIR) && $(PYTHON) -m venv $(PEERS_DIR) && \
+	  $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PEERS) && echo "$(PEERS)" > $$stamp; \
+	else echo "make peers: $(PEERS_DIR) has $(PEERS)"; fi
 
 # The package list `make deps` installs on this release (or on CODENAME=...), one line.
 print-deps:

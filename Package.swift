@@ -12,6 +12,7 @@
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
+//   Crypto    - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
 //   MQTT      - the building's broker: scan events, state and health over libmosquitto, a spool
 //               that keeps scans while the broker is away
 //   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
@@ -42,6 +43,9 @@ let package = Package(
         .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
         // zxing-cpp (C++) behind a C API: the one place that knows 1.4 (bookworm) from 2.3 (trixie).
         .target(name: "CZXing", path: "Sources/CZXing", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
+        // OpenSSL's libcrypto behind a C API, dlopen()ed on first use (credentials, OSDP): never linked.
+        .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         .target(name: "Policy"),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
@@ -72,6 +76,7 @@ let package = Package(
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * OpenSSL's libcrypto (3.x: bookworm's 3.0, trixie's 3.5), dlopen()ed on first use. The headers
+ * give the types; every call goes through a pointer found by dlsym, so the kiosk binary does not
+ * link libcrypto and an idle kiosk does not map it. Only this file knows OpenSSL's API.
+ */
+#define _GNU_SOURCE
+#include "kiosk_crypto.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/crypto.h>
+#include <openssl/ecdsa.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+
+#define KIOSK_CRYPTO_SONAME "libcrypto.so.3"
+
+/* Every libcrypto function used here, once. */
+#define KIOSK_CRYPTO_FUNCTIONS(X) \
+    X(OpenSSL_version) X(EVP_Digest) X(EVP_sha256) X(EVP_sha1) X(HMAC) \
+    X(BIO_new_mem_buf) X(BIO_free) X(PEM_read_bio_PUBKEY) X(EVP_PKEY_free) \
+    X(EVP_PKEY_get_base_id) X(EVP_PKEY_get_group_name) X(EVP_PKEY_get0_type_name) \
+    X(ECDSA_SIG_new) X(ECDSA_SIG_set0) X(ECDSA_SIG_free) X(i2d_ECDSA_SIG) X(BN_bin2bn) X(BN_free) \
+    X(CRYPTO_free) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestVerifyInit) X(EVP_DigestVerify) \
+    X(EVP_CIPHER_CTX_new) X(EVP_CIPHER_CTX_free) X(EVP_CipherInit_ex) X(EVP_CIPHER_CTX_set_padding) \
+    X(EVP_CipherUpdate) X(EVP_CipherFinal_ex) X(EVP_aes_128_ecb) X(EVP_aes_128_cbc) \
+    X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error)
+
+#define DECLARE(name) __typeof__(name) *name;
+static struct { KIOSK_CRYPTO_FUNCTIONS(DECLARE) } ssl;
+#undef DECLARE
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *handle;
+static char load_error[256];
+
+static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...) {
+    if (!buf || len == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+int kiosk_crypto_load(char *err, size_t errlen) {
+    pthread_mutex_lock(&load_lock);
+    if (!handle && !load_error[0]) {
+        void *h = dlopen(KIOSK_CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            const char *why = dlerror();
+            snprintf(load_error, sizeof load_error, "%s", why ? why : "dlopen failed");
+        } else {
+            const char *missing = NULL;
+#define FIND(name) if (!missing && !(ssl.name = (__typeof__(ssl.name))dlsym(h, #name))) missing = #name;
+            KIOSK_CRYPTO_FUNCTIONS(FIND)
+#undef FIND
+            if (missing) {
+                snprintf(load_error, sizeof load_error, "%s has no %s", KIOSK_CRYPTO_SONAME, missing);
+                dlclose(h);
+            } else {
+                handle = h;
+            }
+        }
+    }
+    int rc = handle ? 0 : -1;
+    if (rc) say(err, errlen, "%s", load_error);
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+static int ready(void) { return handle || kiosk_crypto_load(NULL, 0) == 0; }
+
+const char *kiosk_crypto_version(void) { return ready() ? ssl.OpenSSL_version(OPENSSL_VERSION) : NULL; }
+const char *kiosk_crypto_library(void) { return KIOSK_CRYPTO_SONAME; }
+
+int kiosk_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
+    if (!ready()) return -1;
+    unsigned int n = 0;
+    return ssl.EVP_Digest(data, len, out, &n, ssl.EVP_sha256(), NULL) == 1 && n == 32 ? 0 : -1;
+}
+
+static int hmac(const EVP_MD *md, size_t want, const uint8_t *key, size_t keylen,
+                const uint8_t *data, size_t len, uint8_t *out) {
+    if (keylen > 0x7fffffff) return -1;
+    unsigned int n = 0;
+    static const uint8_t empty[1];
+    return ssl.HMAC(md, keylen ? key : empty, (int)keylen, data, len, out, &n) && n == want ? 0 : -1;
+}
+
+int kiosk_hmac_sha1(const uint8_t *key, size_t keylen, const uint8_t *data, size_t len, uint8_t out[20]) {
+    return ready() ? hmac(ssl.EVP_sha1(), 20, key, keylen, data, len, out) : -1;
+}
+
+int kiosk_hmac_sha256(const uint8_t *key, size_t keylen, const uint8_t *data, size_t len, uint8_t out[32]) {
+    return ready() ? hmac(ssl.EVP_sha256(), 32, key, keylen, data, len, out) : -1;
+}
+
+struct kiosk_public_key { EVP_PKEY *pkey; int kind; };
+
+static void openssl_reason(char *err, size_t errlen, const char *what) {
+    unsigned long e = ssl.ERR_get_error();
+    char buf[200] = "no reason given";
+    if (e) ssl.ERR_error_string_n(e, buf, sizeof buf);
+    ssl.ERR_clear_error();
+    say(err, errlen, "%s: %s", what, buf);
+}
+
+kiosk_public_key *kiosk_public_key_from_pem(const uint8_t *pem, size_t len, int *kind, char *err, size_t errlen) {
+    if (kind) *kind = KIOSK_KEY_UNSUPPORTED;
+    if (kiosk_crypto_load(err, errlen) != 0) return NULL;
+    if (len > 0x7fffffff) { say(err, errlen, "too long for a PEM key"); return NULL; }
+    BIO *bio = ssl.BIO_new_mem_buf(pem, (int)len);
+    if (!bio) { openssl_reason(err, errlen, "BIO_new_mem_buf"); return NULL; }
+    EVP_PKEY *pkey = ssl.PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+    ssl.BIO_free(bio);
+    if (!pkey) { openssl_reason(err, errlen, "not a PEM public key"); return NULL; }
+    kiosk_public_key *key = calloc(1, sizeof *key);
+    if (!key) { ssl.EVP_PKEY_free(pkey); say(err, errlen, "out of memory"); return NULL; }
+    key->pkey = pkey;
+    int id = ssl.EVP_PKEY_get_base_id(pkey);
+    if (id == EVP_PKEY_ED25519) {
+        key->kind = KIOSK_KEY_ED25519;
+    } else if (id == EVP_PKEY_EC) {
+        char group[64] = "";
+        size_t glen = 0;
+        if (ssl.EVP_PKEY_get_group_name(pkey, group, sizeof group, &glen) == 1 &&
+            (strcmp(group, "prime256v1") == 0 || strcmp(group, "P-256") == 0)) {
+            key->kind = KIOSK_KEY_EC_P256;
+        } else {
+            say(err, errlen, "EC key on curve %s (ES256 needs P-256)", group[0] ? group : "unknown");
+        }
+    } else {
+        const char *name = ssl.EVP_PKEY_get0_type_name(pkey);
+        say(err, errlen, "%s key (ES256 needs EC P-256, EdDSA Ed25519)", name ? name : "unknown");
+    }
+    if (kind) *kind = key->kind;
+    return key;
+}
+
+void kiosk_public_key_free(kiosk_public_key *key) {
+    if (!key) return;
+    if (handle) ssl.EVP_PKEY_free(key->pkey);
+    free(key);
+}
+
+/* md NULL: a one-shot signature scheme (Ed25519) that hashes the message itself. */
+static int digest_verify(EVP_PKEY *pkey, const EVP_MD *md, const uint8_t *sig, size_t siglen,
+                         const uint8_t *msg, size_t len) {
+    EVP_MD_CTX *ctx = ssl.EVP_MD_CTX_new();
+    if (!ctx) return -1;
+    int rc = -1;
+    if (ssl.EVP_DigestVerifyInit(ctx, NULL, md, NULL, pkey) == 1) {
+        int v = ssl.EVP_DigestVerify(ctx, sig, siglen, msg, len);
+        rc = v == 1 ? 1 : (v == 0 ? 0 : -1);
+        /* A malformed signature (say a DER error) is "invalid", not "could not check". */
+        if (v < 0) rc = 0;
+    }
+    ssl.EVP_MD_CTX_free(ctx);
+    ssl.ERR_clear_error();
+    return rc;
+}
+
+int kiosk_verify_es256(const kiosk_public_key *key, const uint8_t *msg, size_t len, const uint8_t sig[64]) {
+    if (!ready() || !key || key->kind != KIOSK_KEY_EC_P256) return -1;
+    ECDSA_SIG *es = ssl.ECDSA_SIG_new();
+    if (!es) return -1;
+    BIGNUM *r = ssl.BN_bin2bn(sig, 32, NULL), *s = ssl.BN_bin2bn(sig + 32, 32, NULL);
+    if (!r || !s || ssl.ECDSA_SIG_set0(es, r, s) != 1) {
+        ssl.BN_free(r);
+        ssl.BN_free(s);
+        ssl.ECDSA_SIG_free(es);
+        return -1;
+    }
+    unsigned char *der = NULL;
+    int derlen = ssl.i2d_ECDSA_SIG(es, &der);
+    ssl.ECDSA_SIG_free(es);
+    if (derlen <= 0 || !der) return -1;
+    int rc = digest_verify(key->pkey, ssl.EVP_sha256(), der, (size_t)derlen, msg, len);
+    ssl.CRYPTO_free(der, __FILE__, __LINE__);
+    return rc;
+}
+
+int kiosk_verify_ed25519(const kiosk_public_key *key, const uint8_t *msg, size_t len, const uint8_t sig[64]) {
+    if (!ready() || !key || key->kind != KIOSK_KEY_ED25519) return -1;
+    return digest_verify(key->pkey, NULL, sig, 64, msg, len);
+}
+
+static int aes128(const EVP_CIPHER *cipher, int encrypt, const uint8_t key[16], const uint8_t *iv,
+                  const uint8_t *in, uint8_t *out, size_t len) {
+    if (len % 16 != 0 || len > 0x7ffffff0) return -1;
+    EVP_CIPHER_CTX *ctx = ssl.EVP_CIPHER_CTX_new();
+    if (!ctx) return -1;
+    int ok = 0, n = 0, tail = 0;
+    if (ssl.EVP_CipherInit_ex(ctx, cipher, NULL, key, iv, encrypt) == 1 &&
+        ssl.EVP_CIPHER_CTX_set_padding(ctx, 0) == 1 &&
+        ssl.EVP_CipherUpdate(ctx, out, &n, in, (int)len) == 1 &&
+        ssl.EVP_CipherFinal_ex(ctx, out + n, &tail) == 1 && (size_t)(n + tail) == len) {
+        ok = 1;
+    }
+    ssl.EVP_CIPHER_CTX_free(ctx);
+    return ok ? 0 : -1;
+}
+
+int kiosk_aes128_ecb_encrypt(const uint8_t key[16], const uint8_t *in, uint8_t *out, size_t len) {
+    return ready() ? aes128(ssl.EVP_aes_128_ecb(), 1, key, NULL, in, out, len) : -1;
+}
+
+int kiosk_aes128_cbc_encrypt(const uint8_t key[16], const uint8_t iv[16], const uint8_t *in, uint8_t *out, size_t len) {
+    return ready() ? aes128(ssl.EVP_aes_128_cbc(), 1, key, iv, in, out, len) : -1;
+}
+
+int kiosk_aes128_cbc_decrypt(const uint8_t key[16], const uint8_t iv[16], const uint8_t *in, uint8_t *out, size_t len) {
+    return ready() ? aes128(ssl.EVP_aes_128_cbc(), 0, key, iv, in, out, len) : -1;
+}
+
+int kiosk_random_bytes(uint8_t *out, size_t len) {
+    if (!ready() || len > 0x7fffffff) return -1;
+    return ssl.RAND_bytes(out, (int)len) == 1 ? 0 : -1;
+}
