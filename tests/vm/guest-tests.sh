@@ -1033,12 +1033,14 @@ group_inputs() {
     kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_INPUT_BIAS=as-is \
       KIOSK_INPUT_DEBOUNCE_MS=$db
     wait_log 'event=ready ' 30 || { fail "$label: never ready"; show "$LOG"; kiosk_stop; continue; }
-    pull $IN_CONTACT pull-up; usleep 1000; pull $IN_CONTACT pull-down
+    # The two writes from one process (a shell's two writes can be tens of ms apart under load).
+    gap=$(vmtool bounce "$SIMBASE/sim_gpio$IN_CONTACT/pull" pull-up pull-down 1000)
     sleep 0.5
     n=$(count door_contact)
-    if [ "$db" = 20 ] && [ "$n" = 0 ]; then pass "$label: filtered (no door_contact)"
-    elif [ "$db" = 0 ] && [ "$n" = 2 ]; then pass "$label: both changes seen (door_contact open, closed)"
-    else fail "$label: $n door_contact events"; show "$LOG"; fi
+    if [ "$db" = 20 ] && [ "$gap" -ge 20000 ]; then info "$label: the writes were $gap us apart: not a bounce under 20 ms, not judged"
+    elif [ "$db" = 20 ] && [ "$n" = 0 ]; then pass "$label: filtered (no door_contact; the writes $gap us apart)"
+    elif [ "$db" = 0 ] && [ "$n" = 2 ]; then pass "$label: both changes seen (door_contact open, closed; $gap us apart)"
+    else fail "$label: $n door_contact events (the writes $gap us apart)"; show "$LOG"; fi
     check_stop "$label"
   done
 
