@@ -117,6 +117,68 @@ const char *kiosk_gpio_library_version(void) {
     return version;
 }
 
+/* Inputs: v1 has bias flags (1.5 and later) but no debounce: the caller debounces. The kernel
+ * stamps v1 line events with CLOCK_MONOTONIC since Linux 5.7. */
+struct kiosk_gpio_input {
+    struct gpiod_line *line;
+    int active_low;
+};
+
+kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int offset, const char *consumer,
+                                                int active_low, int bias, unsigned int debounce_us,
+                                                int *kernel_debounced) {
+    (void)debounce_us;
+    *kernel_debounced = 0;
+    struct gpiod_line *line = gpiod_chip_get_line(c->chip, offset);
+    if (!line) return NULL;
+    kiosk_gpio_input *in = calloc(1, sizeof *in);
+    if (!in) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    int flags = active_low ? GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW : 0;
+    switch (bias) {
+    case KIOSK_GPIO_BIAS_PULL_UP: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP; break;
+    case KIOSK_GPIO_BIAS_PULL_DOWN: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN; break;
+    case KIOSK_GPIO_BIAS_DISABLED: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE; break;
+    default: break;
+    }
+    if (gpiod_line_request_both_edges_events_flags(line, consumer, flags) < 0) {
+        int e = errno;
+        free(in);
+        errno = e;
+        return NULL;
+    }
+    in->line = line;
+    in->active_low = active_low;
+    return in;
+}
+
+int kiosk_gpio_input_fd(kiosk_gpio_input *in) { return gpiod_line_event_get_fd(in->line); }
+
+int kiosk_gpio_input_level(kiosk_gpio_input *in) {
+    int v = gpiod_line_get_value(in->line);
+    return v < 0 ? -1 : flip(in->active_low, v);
+}
+
+int kiosk_gpio_input_read_edges(kiosk_gpio_input *in, unsigned long long *timestamps_ns, int *levels, int max) {
+    struct gpiod_line_event events[16];
+    if (max > 16) max = 16;
+    int n = gpiod_line_event_read_multiple(in->line, events, (unsigned int)max);
+    for (int i = 0; i < n; i++) {
+        timestamps_ns[i] = (unsigned long long)events[i].ts.tv_sec * 1000000000ULL + (unsigned long long)events[i].ts.tv_nsec;
+        /* The kernel reports the edge of the logical value (active-low flips it). */
+        levels[i] = flip(in->active_low, events[i].event_type == GPIOD_LINE_EVENT_RISING_EDGE);
+    }
+    return n;
+}
+
+void kiosk_gpio_input_release(kiosk_gpio_input *in) {
+    if (!in) return;
+    gpiod_line_release(in->line);
+    free(in);
+}
+
 #else
 /* ---- libgpiod v2: chips are opened by path only; lines are requested through settings, a line
  * config and a request config, and live in a line request of their own. ---------------------- */
@@ -293,5 +355,90 @@ const char *kiosk_gpio_library_version(void) {
     static char version[64];
     snprintf(version, sizeof version, "libgpiod %s (v2 API)", gpiod_api_version());
     return version;
+}
+
+/* Inputs: v2 asks the kernel for edge detection, bias and debounce in the line's settings (the
+ * kernel debounces in software where the chip cannot), and reads edges from the request into an
+ * edge event buffer. The event clock is CLOCK_MONOTONIC (said, though it is the default). */
+struct kiosk_gpio_input {
+    struct gpiod_line_request *request;
+    struct gpiod_edge_event_buffer *buffer;
+    unsigned int offset;
+    int active_low;
+};
+
+kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int offset, const char *consumer,
+                                                int active_low, int bias, unsigned int debounce_us,
+                                                int *kernel_debounced) {
+    struct gpiod_line_settings *settings = gpiod_line_settings_new();
+    struct gpiod_line_config *line_config = gpiod_line_config_new();
+    struct gpiod_request_config *request_config = gpiod_request_config_new();
+    struct gpiod_edge_event_buffer *buffer = gpiod_edge_event_buffer_new(16);
+    kiosk_gpio_input *in = calloc(1, sizeof *in);
+    struct gpiod_line_request *request = NULL;
+    int e = ENOMEM;
+    *kernel_debounced = 0;
+    if (settings && line_config && request_config && buffer && in) {
+        enum gpiod_line_bias b = GPIOD_LINE_BIAS_AS_IS;
+        switch (bias) {
+        case KIOSK_GPIO_BIAS_PULL_UP: b = GPIOD_LINE_BIAS_PULL_UP; break;
+        case KIOSK_GPIO_BIAS_PULL_DOWN: b = GPIOD_LINE_BIAS_PULL_DOWN; break;
+        case KIOSK_GPIO_BIAS_DISABLED: b = GPIOD_LINE_BIAS_DISABLED; break;
+        default: break;
+        }
+        if (gpiod_line_settings_set_direction(settings, GPIOD_LINE_DIRECTION_INPUT) == 0 &&
+            gpiod_line_settings_set_edge_detection(settings, GPIOD_LINE_EDGE_BOTH) == 0 &&
+            gpiod_line_settings_set_bias(settings, b) == 0 &&
+            gpiod_line_settings_set_event_clock(settings, GPIOD_LINE_CLOCK_MONOTONIC) == 0) {
+            gpiod_line_settings_set_active_low(settings, active_low ? true : false);
+            gpiod_line_settings_set_debounce_period_us(settings, debounce_us);
+            gpiod_request_config_set_consumer(request_config, consumer);
+            if (gpiod_line_config_add_line_settings(line_config, &offset, 1, settings) == 0)
+                request = gpiod_chip_request_lines(c->chip, request_config, line_config);
+        }
+        e = errno;
+    }
+    if (settings) gpiod_line_settings_free(settings);
+    if (line_config) gpiod_line_config_free(line_config);
+    if (request_config) gpiod_request_config_free(request_config);
+    if (!request) {
+        if (buffer) gpiod_edge_event_buffer_free(buffer);
+        free(in);
+        errno = e ? e : EIO;
+        return NULL;
+    }
+    in->request = request;
+    in->buffer = buffer;
+    in->offset = offset;
+    in->active_low = active_low;
+    *kernel_debounced = debounce_us > 0;
+    return in;
+}
+
+int kiosk_gpio_input_fd(kiosk_gpio_input *in) { return gpiod_line_request_get_fd(in->request); }
+
+int kiosk_gpio_input_level(kiosk_gpio_input *in) {
+    enum gpiod_line_value v = gpiod_line_request_get_value(in->request, in->offset);
+    if (v == GPIOD_LINE_VALUE_ERROR) return -1;
+    return flip(in->active_low, v == GPIOD_LINE_VALUE_ACTIVE);
+}
+
+int kiosk_gpio_input_read_edges(kiosk_gpio_input *in, unsigned long long *timestamps_ns, int *levels, int max) {
+    if (max > 16) max = 16;
+    int n = gpiod_line_request_read_edge_events(in->request, in->buffer, (size_t)max);
+    for (int i = 0; i < n; i++) {
+        struct gpiod_edge_event *ev = gpiod_edge_event_buffer_get_event(in->buffer, (unsigned long)i);
+        timestamps_ns[i] = (unsigned long long)gpiod_edge_event_get_timestamp_ns(ev);
+        /* The edge of the logical value (active-low flips it). */
+        levels[i] = flip(in->active_low, gpiod_edge_event_get_event_type(ev) == GPIOD_EDGE_EVENT_RISING_EDGE);
+    }
+    return n;
+}
+
+void kiosk_gpio_input_release(kiosk_gpio_input *in) {
+    if (!in) return;
+    gpiod_line_request_release(in->request);
+    gpiod_edge_event_buffer_free(in->buffer);
+    free(in);
 }
 #endif

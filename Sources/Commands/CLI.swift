@@ -158,9 +158,10 @@ public enum KioskCommand {
         let stop = StopSignal()
         // Outputs to silence if a second signal ends the process at once.
         let outputs = OutputsOnExit()
-        // What SIGHUP reloads (the credentials' files, issue 21); empty: SIGHUP is ignored.
-        let reload = Reload()
-        let signals = SignalHandling(stop: stop, logger: logger, reload: reload) {
+        // What SIGHUP and the building's `reload` command reload (the credentials' files, issue 21;
+        // the features that keep lists add theirs); empty: SIGHUP is ignored.
+        let reloadables = Reloadables()
+        let signals = SignalHandling(stop: stop, logger: logger, reloadables: reloadables) {
             outputs.silence()
             _exit(ExitStatus.ok)
         }
@@ -170,6 +171,7 @@ public enum KioskCommand {
         // write is said at start, not at the first scan). Stopped on every way out, after the
         // outputs (the defers below run first): on a signal within the contract's second.
         var fleetLink: BrokerLink?
+        let lateCommands = LateCommands()
         var fleetGraceNs = KioskCommand.fleetGraceOnSignalNs
         if config.isMQTT {
             let settings: BrokerSettings
@@ -192,6 +194,8 @@ public enum KioskCommand {
                 logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
             }
             let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
+            // issue 25: the building's commands, once the door is wired (refused until then).
+            if settings.commands { link.onCommand { payload, retained in lateCommands.received(payload, retained: retained) } }
             link.start()
             fleetLink = link
         }
@@ -207,7 +211,7 @@ public enum KioskCommand {
             switch CredentialSetup.start(config, environment, logger: logger) {
             case .success(let worker):
                 credentials = worker
-                reload.add(CredentialSetup.reloadStep(config, environment, verifier: worker.verifier, logger: logger))
+                reloadables.add("credentials", CredentialSetup.reloadStep(config, environment, verifier: worker.verifier, logger: logger))
             case .failure(let exit): return exit.status
             }
         }
@@ -221,7 +225,7 @@ public enum KioskCommand {
             return ExitStatus.unavailable
         }
         let door = lines.door, torch = lines.torch
-        outputs.hold(door: door, torch: torch)
+        outputs.hold(door: door, torch: torch, watch: lines.watch)
         defer { outputs.silence() }
 
         // issue 22: the access controller's OSDP reader, on its own thread; shut before the lines.
@@ -263,6 +267,17 @@ public enum KioskCommand {
         }
 
         let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
+        // issue 25: the door's inputs on their own thread; the building's commands.
+        if let watch = lines.watch {
+            watch.report(to: fleet)
+            watch.start()
+            if let sim = lines.simulatedChip { SimulatedInputFeed.start(chip: sim, config: config, logger: logger) }
+        }
+        if let fleetLink, config.mqttCommands {
+            lateCommands.set(BuildingCommands(maxAgeSeconds: config.commandMaxAgeS, defaultOpenMilliseconds: config.doorMs, door: door,
+                                              watch: lines.watch, reloadables: reloadables, logger: logger,
+                                              wallClockMs: BrokerLink.wallClockMilliseconds) { fleetLink.publishCommandResult($0) })
+        }
         let service = ScanService(configuration: config, source: source, door: door, hook: hook, torch: torch,
                                   notifier: SystemdNotifier(),
                                   stats: StatsReporter(intervalSeconds: config.statsSeconds, metricsFile: config.metricsFile, logger: logger),
@@ -280,6 +295,7 @@ public enum KioskCommand {
             }
         }
         service.onSourceEnded = { osdp?.settle() }
+        service.doorWatch = lines.watch
         if !config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: config.fps) }
         let reason: StopReason
         do {
@@ -347,9 +363,14 @@ final class OutputsOnExit: @unchecked Sendable {  // guarded by `lock`
     private let lock = Lock()
     private var door: DoorReader?
     private var torch: Torch?
-    func hold(door: DoorReader?, torch: Torch?) { lock.withLock { self.door = door; self.torch = torch } }
+    private var watch: DoorWatch?
+    func hold(door: DoorReader?, torch: Torch?, watch: DoorWatch? = nil) {
+        lock.withLock { self.door = door; self.torch = torch; self.watch = watch }
+    }
     func silence() {
-        let (d, t) = lock.withLock { (door, torch) }
+        let (d, t, w) = lock.withLock { (door, torch, watch) }
+        // The inputs first: an exit button pressed now cannot open a strike being shut.
+        w?.shutDown()
         d?.shutDown()
         t?.shutDown()
     }
@@ -362,6 +383,10 @@ struct OutputLines {
     /// verdicts are logged).
     var door: DoorReader
     var torch: Torch?
+    /// issue 25: the door's inputs, when any is configured; the simulated chip whose inputs
+    /// standard input drives (`KIOSK_GPIO_CHIP=sim`).
+    var watch: DoorWatch?
+    var simulatedChip: SimulatedChip?
 
     init(_ config: Configuration, logger: Logger) throws {
         let failures = GPIOWriteFailures(logger: logger)
@@ -369,11 +394,13 @@ struct OutputLines {
                                                  onBelow: config.torchOnBelow, offAbove: config.torchOffAbove,
                                                  holdNs: UInt64(config.torchHoldMs) * 1_000_000))
         let clock = MonotonicClock(label: "kiosk.door")
-        guard !config.lines.isEmpty else {
+        guard !config.lines.isEmpty || config.watchesDoor else {
             door = DoorReader(configuration: config, lines: .init(), logger: logger, clock: clock, failures: failures)
             return
         }
-        let chip: GPIOChip = config.isSimulatedGPIO ? SimulatedChip() : try LibgpiodChip(config.gpioChip)
+        let simulated = config.isSimulatedGPIO ? SimulatedChip() : nil
+        simulatedChip = simulated
+        let chip: GPIOInputChip = try simulated ?? LibgpiodChip(config.gpioChip)
         let gpioLevel: LogLevel = config.isSimulatedGPIO ? .info : .debug
         let onDrive: (Int, Int) -> Void = { offset, level in
             logger.log(gpioLevel, "gpio", ["line": .int(offset), "value": .int(level)])
@@ -401,8 +428,46 @@ struct OutputLines {
            let d1 = try output(config.wiegandD1Line, activeLow: config.wiegandActiveLow) {
             lines.wiegand = (d0, d1)
         }
+        // issue 25: the inputs, all or none (the outputs go back too when one cannot be had).
+        var inputs: [DoorMonitor.Input: DoorWatch.Input] = [:]
+        let bias = GPIOBias(rawValue: config.inputBias.rawValue) ?? .pullUp
+        for (input, line, activeLow) in [(DoorMonitor.Input.contact, config.doorContactLine, config.doorContactActiveLow),
+                                         (.rex, config.rexLine, config.rexActiveLow), (.tamper, config.tamperLine, config.tamperActiveLow)] {
+            guard let line else { continue }
+            do {
+                let l = try chip.requestInput(offset: line, consumer: "kiosk", activeLow: activeLow, bias: bias,
+                                              debounceMicroseconds: config.inputDebounceMs * 1000)
+                inputs[input] = DoorWatch.Input(line: l, activeLow: activeLow)
+            } catch {
+                inputs.values.forEach { $0.line.release() }
+                made.forEach { $0.shutDown() }
+                throw error
+            }
+        }
         door = DoorReader(configuration: config, lines: lines, logger: logger, clock: clock, failures: failures)
         torch = torchOutput.map { Torch(policy: policy, output: $0, logger: logger, failures: failures) }
+        if !inputs.isEmpty {
+            // The kernel debounced (libgpiod v2 with a period): the monitor takes the edges as they come.
+            let kernelDebounced = inputs.values.allSatisfy { $0.line.kernelDebounced }
+            let settings = DoorMonitor.Settings(heldNs: UInt64(config.doorHeldS) * 1_000_000_000,
+                                                debounceNs: kernelDebounced ? 0 : UInt64(config.inputDebounceMs) * 1_000_000,
+                                                rexOpens: config.rexOpens, relockOnContact: config.doorRelock == .contact,
+                                                releaseMilliseconds: config.doorMs)
+            watch = DoorWatch(settings: settings, inputs: inputs, door: door, alarmPattern: config.beepAlarm, logger: logger)
+            logger.log(.info, "door_inputs", fields: inputs.sorted { $0.key.rawValue < $1.key.rawValue }.map { ($0.key.rawValue, LogValue.int($0.value.line.offset)) }
+                        + [("bias", .text(bias.rawValue)), ("debounce", .text(config.inputDebounceMs == 0 ? "off" : kernelDebounced ? "kernel" : "kiosk"))])
+        }
+    }
+}
+
+/// issue 25: the building's commands, whose handler is made after the link starts (it needs the
+/// door); a command that comes before is refused.
+final class LateCommands: @unchecked Sendable {  // guarded by `lock`
+    private let lock = Lock()
+    private var target: BuildingCommands?
+    func set(_ commands: BuildingCommands) { lock.withLock { target = commands } }
+    func received(_ payload: [UInt8], retained: Bool) {
+        lock.withLock { target }?.received(payload, retained: retained)
     }
 }
 

@@ -48,20 +48,21 @@ enum CredentialSetup {
 
     /// The reload step (SIGHUP): the files read again; on a problem what was trusted stays.
     static func reloadStep(_ c: Configuration, _ environment: [String: String], verifier: CredentialVerifier, logger: Logger)
-        -> @Sendable (String) -> Void {
+        -> @Sendable () throws -> String {
         // Read-only after start: the configuration is never changed once the kiosk runs.
         nonisolated(unsafe) let c = c
-        return { reason in
+        return {
             let (trust, problems) = CredentialFiles.load(c, environment)
             guard problems.isEmpty else {
                 for p in problems {
                     logger.warning("credentials_reload_failed", ["var": .text(p.variable), "value": .text(p.value), "error": .text(p.reason),
                                                                  "kept": "the keys, revocations and secrets read before"])
                 }
-                return
+                throw CredentialReloadFailure(problems.map { "\($0.variable): \($0.reason)" }.joined(separator: "; "))
             }
             verifier.reload(trust)
-            logReloaded(trust, store: verifier.store, logger: logger, reason: reason)
+            logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
+            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
         }
     }
 
@@ -122,4 +123,11 @@ enum CredentialSetup {
         }
         return checks
     }
+}
+
+/// Why a reload kept the credentials read before (its text goes into `reload_failed` and the
+/// `reload` command's answer).
+struct CredentialReloadFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

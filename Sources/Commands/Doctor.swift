@@ -167,7 +167,12 @@ public struct Doctor {
                                        ("denied LED", c.deniedLedLine), ("door strike", c.doorLine),
                                        ("wiegand D0", c.wiegandD0Line), ("wiegand D1", c.wiegandD1Line)]
         let lines = roles.compactMap { role, line in line.map { (role, $0) } }
-        guard !lines.isEmpty else {
+        // issue 25: the inputs, each with what its active level means.
+        let inputRoles: [(String, Int?, Bool, String)] = [("door contact", c.doorContactLine, c.doorContactActiveLow, "the door is open|the door is shut"),
+                                                          ("exit button", c.rexLine, c.rexActiveLow, "pressed|released"),
+                                                          ("tamper", c.tamperLine, c.tamperActiveLow, "tampered|the loop is whole")]
+        let inputs = inputRoles.compactMap { role, line, activeLow, meaning in line.map { (role, $0, activeLow, meaning) } }
+        guard !lines.isEmpty || !inputs.isEmpty else {
             return [Check(verdict: .pass, subject: "gpio", detail: "no buzzer or torch line configured")]
         }
         if c.isSimulatedGPIO {
@@ -201,7 +206,40 @@ public struct Doctor {
                 checks.append(Check(verdict: .fail, subject: "gpio \(role)", detail: "\(error)"))
             }
         }
+        checks += inputChecks(inputs, chip: chip)
         return checks
+    }
+
+    /// issue 25: each input free or held; a free one is requested for a moment (as the service
+    /// would: bias, under "kiosk-doctor") to read its level now, then given back.
+    func inputChecks(_ inputs: [(String, Int, Bool, String)], chip: GPIOChipInspector) -> [Check] {
+        let c = configuration
+        let bias = GPIOBias(rawValue: c.inputBias.rawValue) ?? .pullUp
+        return inputs.map { role, offset, activeLow, meaning in
+            do {
+                let info = try chip.lineInfo(offset: offset)
+                let name = info.name.map { " (\($0))" } ?? ""
+                if info.used {
+                    let holder = info.consumer ?? "the kernel"
+                    if holder == "kiosk" {
+                        return Check(verdict: .warn, subject: "gpio \(role)", detail: "input line \(offset)\(name) is held by \"kiosk\": the kiosk service holds it (running); its level is in the service's log")
+                    }
+                    return Check(verdict: .fail, subject: "gpio \(role)", detail: "input line \(offset)\(name) is held by \"\(holder)\": stop that program or choose another line")
+                }
+                guard let inputChip = chip as? GPIOInputChip else {
+                    return Check(verdict: .pass, subject: "gpio \(role)", detail: "input line \(offset)\(name) is free")
+                }
+                let line = try inputChip.requestInput(offset: offset, consumer: "kiosk-doctor", activeLow: activeLow, bias: bias, debounceMicroseconds: 0)
+                defer { line.release() }
+                let level = try line.level()
+                let active = (level != 0) != activeLow
+                let says = meaning.split(separator: "|").map(String.init)
+                return Check(verdict: .pass, subject: "gpio \(role)",
+                             detail: "input line \(offset)\(name) is free; level \(level) now with \(bias.rawValue)\(activeLow ? ", active-low" : ""): \(active ? says[0] : says[1])")
+            } catch {
+                return Check(verdict: .fail, subject: "gpio \(role)", detail: "\(error)")
+            }
+        }
     }
 
     // MARK: the door reader

@@ -18,6 +18,9 @@ final class BrokerFleetLink: FleetLink {
 
     func publishState(_ state: KioskState) { link.publishState(state) }
     func publishStats(_ json: String) { link.publishStats(json) }
+    func publishDoor(_ state: String) { link.publishDoor(state) }
+    func publishAlarm(_ json: String) { link.publishAlarm(json) }
+    func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
 
     var figures: FleetFigures {
         let c = link.counters
@@ -64,9 +67,14 @@ enum FleetSetup {
                                       expected: "a PEM file the kiosk can read (\(Errno.current.message))"))
         }
         guard errors.isEmpty else { return .failure(ConfigErrors(list: errors)) }
-        return .success(BrokerSettings(address: address, topics: FleetTopics(prefix: c.mqttTopic), clientID: c.mqttClientID,
-                                       user: c.mqttUser, password: password, caFile: address.tls ? c.mqttCAFile : nil,
-                                       discoveryPrefix: c.mqttDiscovery, version: kioskVersion))
+        var settings = BrokerSettings(address: address, topics: FleetTopics(prefix: c.mqttTopic), clientID: c.mqttClientID,
+                                      user: c.mqttUser, password: password, caFile: address.tls ? c.mqttCAFile : nil,
+                                      discoveryPrefix: c.mqttDiscovery, version: kioskVersion)
+        // issue 25: the building's commands (subscribed only then) and the door's entities.
+        settings.commands = c.mqttCommands
+        settings.door = c.doorContactLine != nil
+        settings.tamper = c.tamperLine != nil
+        return .success(settings)
     }
 
     /// The link's events as the log's `mqtt_connected` (info) and `mqtt_disconnected` (warning).

@@ -78,6 +78,9 @@ public final class LibgpiodChip: GPIOChip, GPIOChipInspector {
 
     deinit { close() }
 
+    /// The shim's chip, for the inputs' requests (Input.swift).
+    var rawHandle: OpaquePointer? { handle }
+
     public func close() {
         if let h = handle { kiosk_gpio_chip_close(h) }
         handle = nil
@@ -151,9 +154,14 @@ final class LibgpiodLine: GPIOOutputLine {
 
 /// Lines that exist only in the log (`KIOSK_GPIO_CHIP=sim`): for the demo and for trying a
 /// configuration on a machine without the wiring.
-public final class SimulatedChip: GPIOChip {
+public final class SimulatedChip: GPIOChip, @unchecked Sendable {  // `inputs` made at start, before any thread reads it
     public let name = "sim"
+    /// The inputs requested (issue 25), whose levels `raise` changes.
+    public internal(set) var inputs: [SoftwareInputLine] = []
     public init() {}
+
+    /// The simulated input at `offset`, if one was requested.
+    public func input(offset: Int) -> SoftwareInputLine? { inputs.first { $0.offset == offset } }
 
     public func requestOutput(offset: Int, consumer: String, activeLow: Bool, level: Int) throws -> GPIOOutputLine {
         SimulatedLine(offset: offset)

@@ -42,6 +42,14 @@ public final class DoorOutput: @unchecked Sendable {  // state guarded by `lock`
         apply(strike.grant(at: clock.now()))
     }
 
+    /// Open for `milliseconds` (the building's `open` command), or keep open until then.
+    public func grant(milliseconds: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        apply(strike.grant(at: clock.now(), forNs: UInt64(max(0, milliseconds)) * 1_000_000))
+    }
+
     /// Shut now (the camera is lost: nobody is watching the door); later grants open it again.
     public func forceClose(reason: String) {
         lock.lock()

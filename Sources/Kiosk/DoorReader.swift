@@ -57,6 +57,8 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     private var stopped = false
     private var pendingVerdicts = 0
     private var verdictCounts: [Verdict.Result: Int] = [:]
+    /// issue 25: who hears of grants and of the strike shutting (the door's inputs, `DoorWatch`).
+    public let strikeListeners = StrikeListeners()
 
     public init(configuration c: Configuration, lines: Lines, logger: Logger, clock: Clock,
                 failures: GPIOWriteFailures? = nil) {
@@ -84,16 +86,19 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         grantedLED = player(lines.grantedLED)
         deniedLED = player(lines.deniedLED)
         let doorMs = c.doorMs
+        let listeners = strikeListeners
         door = lines.door.map { o in
             let d = DoorOutput(output: o, openMilliseconds: doorMs, clock: clock) { change in
                 switch change {
-                case .opened:
-                    logger.info("door", ["state": "open", "ms": .int(doorMs)])
+                case .opened(let at, let until):
+                    // KIOSK_DOOR_MS, or the building's `open` command's own time (issue 25).
+                    logger.info("door", ["state": "open", "ms": .int(Int((until &- at) / 1_000_000))])
                 case .extended(let at, let until):
                     logger.debug("door_extended", ["closes_in_ms": .int(Int((until &- at) / 1_000_000))])
                 case .closed(_, let reason):
                     logger.info("door", ["state": "closed", "reason": .text(reason.text)])
                 }
+                listeners.strikeChanged(change)
             }
             d.onError = report
             return d
@@ -182,6 +187,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             deniedLED?.silence()
             grantedLED?.light(milliseconds: ledMs)
             door?.grant()
+            strikeListeners.granted()
         case .denied, .error:
             // The door stays shut either way: the red LED; the buzzer tells the two apart.
             sound(verdict.result == .denied ? deniedPattern : errorPattern, for: verdict.result.rawValue)
@@ -250,4 +256,22 @@ public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `
             if let verdict { decide(verdict) } else if open { scheduleCheck() }  // a timer that came early
         }
     }
+}
+
+/// issue 25: grants and the strike's changes, told to the door's watcher (set once, before any
+/// code is read; called from the verdict's and the strike's threads, outside their work).
+public final class StrikeListeners: @unchecked Sendable {  // guarded by `lock`
+    private let lock = Lock()
+    private var onGranted: [@Sendable () -> Void] = []
+    private var onChange: [@Sendable (DoorStrike.Change) -> Void] = []
+
+    public func listen(granted: @escaping @Sendable () -> Void, strikeChanged: @escaping @Sendable (DoorStrike.Change) -> Void) {
+        lock.withLock {
+            onGranted.append(granted)
+            onChange.append(strikeChanged)
+        }
+    }
+
+    func granted() { lock.withLock { onGranted }.forEach { $0() } }
+    func strikeChanged(_ change: DoorStrike.Change) { lock.withLock { onChange }.forEach { $0(change) } }
 }

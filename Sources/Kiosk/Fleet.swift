@@ -17,6 +17,13 @@ public protocol FleetLink: AnyObject, Sendable {
     func publishStats(_ json: String)
     /// The link's counters for `stats` and the metrics file.
     var figures: FleetFigures { get }
+    // issue 25: the door.
+    /// `<topic>/door` (retained): closed, open, forced, held.
+    func publishDoor(_ state: String)
+    /// An `AlarmMessage.json` on `<topic>/alarm`.
+    func publishAlarm(_ json: String)
+    /// A `CommandDesk.resultJSON` on `<topic>/command/result`.
+    func publishCommandResult(_ json: String)
 }
 
 /// What the link has done: totals since start, `queued` now.
@@ -45,7 +52,7 @@ public struct FleetFigures: Equatable, Sendable {
 /// out (`flush`) the codes still waiting go without a verdict. Codes go in report order: a code
 /// whose verdict came early waits for the earlier codes' (a dropped code's error verdict comes at
 /// once, while the code before it may still be waiting for its program).
-public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, `flushed` guarded by `lock`
+public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`, `state`, `flushed` guarded by `lock`
     private struct Waiting {
         var symbology: String
         var bytes: [UInt8]
@@ -116,6 +123,13 @@ public final class FleetReporter: @unchecked Sendable {  // `waiting`, `state`, 
 
     /// The camera was lost (false) or is back (true).
     public func camera(ok: Bool) { change { $0.cameraOK = ok } }
+
+    // issue 25: the door's state and alarms (DoorFleet), from the door's thread.
+    public func door(_ state: String) { link.publishDoor(state) }
+    public func alarm(_ event: String, state: String?) {
+        link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
+    }
+    public func tamper(_ active: Bool) { change { $0.tamper = active } }
 
     /// On every way out: the codes still waiting for a verdict go without one, in order; later
     /// verdicts do nothing.

@@ -59,6 +59,8 @@ public final class ScanService {
     /// Called when the camera is lost, before it is closed (after the torch has gone off and the
     /// strike shut): other outputs that must not stay on go off here.
     public var onCameraLost: () -> Void = {}
+    /// issue 25: the door's inputs, whose counters `stats` and the metrics file show.
+    public var doorWatch: DoorWatch?
     /// Called for each reported code after it is logged (the demo counts them; tests watch them).
     public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
     /// Called at the end of a replay, after the door reader settled (issue 22: the OSDP reader
@@ -206,6 +208,7 @@ public final class ScanService {
         s.cpuNs = processCPUNanoseconds()
         s.atNs = clock.now()
         s.fleet = fleet?.link.figures
+        s.door = doorWatch?.counters
         return s
     }
 

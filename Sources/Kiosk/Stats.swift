@@ -16,6 +16,8 @@ public struct StatsSnapshot: Equatable {
     public var atNs: UInt64 = 0
     /// The broker link's counters; nil: no broker configured.
     public var fleet: FleetFigures?
+    /// issue 25: the door's counters; nil: no door input watched.
+    public var door: DoorWatch.Counts?
 
     public init() {}
 }
@@ -98,6 +100,13 @@ public final class StatsReporter {
                        ("mqtt_published", .int(f.published - p.published)), ("mqtt_acknowledged", .int(f.acknowledged - p.acknowledged)),
                        ("mqtt_queued", .int(f.queued)), ("mqtt_dropped", .int(f.dropped - p.dropped))]
         }
+        if let d = s.door {
+            // issue 25: the door's events in the interval; its state now.
+            let p = previous.door ?? DoorWatch.Counts()
+            if let state = d.state { fields.append(("door", .text(state.rawValue))) }
+            fields += [("door_opened", .int(d.opened - p.opened)), ("door_forced", .int(d.forced - p.forced)),
+                       ("door_held", .int(d.held - p.held)), ("rex", .int(d.rex - p.rex)), ("tamper", .int(d.tamper - p.tamper))]
+        }
         logger.log(.info, "stats", fields: fields)
         if let path = metricsFile {
             writeMetrics(StatsReporter.prometheusText(s, fps: seconds > 0 ? Double(frames) / seconds : 0, cpuMsPerFrame: cpuPerFrame),
@@ -126,6 +135,16 @@ public final class StatsReporter {
             metric("kiosk_mqtt_acknowledged_total", "counter", "Scan events the broker acknowledged.", String(f.acknowledged))
             metric("kiosk_mqtt_queued", "gauge", "Scan events waiting for the broker (spooled).", String(f.queued))
             metric("kiosk_mqtt_dropped_total", "counter", "Scan events dropped because the queue was full (oldest first).", String(f.dropped))
+        }
+        if let d = s.door {
+            // issue 25
+            metric("kiosk_door_opened_total", "counter", "Times the door opened (the door contact).", String(d.opened))
+            metric("kiosk_door_forced_total", "counter", "Times the door was forced open.", String(d.forced))
+            metric("kiosk_door_held_total", "counter", "Times the door was held open past KIOSK_DOOR_HELD_S.", String(d.held))
+            metric("kiosk_rex_total", "counter", "Presses of the exit button.", String(d.rex))
+            metric("kiosk_tamper_total", "counter", "Times the tamper loop opened.", String(d.tamper))
+            if let state = d.state { metric("kiosk_door_open", "gauge", "1 while the door is open (open, forced or held).", state == .closed ? "0" : "1") }
+            if let t = d.tampered { metric("kiosk_tamper", "gauge", "1 while the tamper loop is open.", t ? "1" : "0") }
         }
         return out
     }

@@ -4,8 +4,8 @@ import Glibc
 import Platform
 
 /// Routes SIGTERM and SIGINT to a `StopSignal`. A second signal while stopping ends the process
-/// at once (`onSecondSignal`): whoever sends two means it. SIGHUP runs `reload` (the credentials'
-/// files, issue 21) when there is one, else is logged and ignored: the configuration itself is
+/// at once (`onSecondSignal`): whoever sends two means it. SIGHUP runs the `Reloadables` (the
+/// credentials' files, issue 21) when any are registered, else is logged and ignored: the configuration itself is
 /// read once, at start. SIGPIPE is ignored so
 /// that a `KIOSK_ON_SCAN` program that exits without reading its input cannot kill the kiosk.
 ///
@@ -13,7 +13,10 @@ import Platform
 /// one thread waiting in sigwait(2): a signal that arrives at any moment, even before that thread
 /// runs, stays pending until it is taken, never lost and never handled by a default action.
 public final class SignalHandling {
-    public init(stop: StopSignal, logger: Logger? = nil, reload: Reload? = nil, onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
+    /// `reloadables` (issue 25): what SIGHUP reloads, when anything is registered there; with
+    /// nothing registered SIGHUP is logged and ignored as before.
+    public init(stop: StopSignal, logger: Logger? = nil, reloadables: Reloadables? = nil,
+                onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {
         signal(SIGPIPE, SIG_IGN)
         var set = sigset_t()
         sigemptyset(&set)
@@ -26,9 +29,11 @@ public final class SignalHandling {
                 var signo: Int32 = 0
                 guard sigwait(&set, &signo) == 0 else { continue }
                 switch signo {
-                case SIGHUP where reload?.isEmpty == false:
-                    reload?.run(reason: "SIGHUP")
                 case SIGHUP:
+                    if let reloadables, let logger, !reloadables.isEmpty {
+                        reloadables.reloadAndLog(via: "SIGHUP", logger: logger)
+                        continue
+                    }
                     logger?.info("signal_ignored", ["signal": "SIGHUP",
                                                     "reason": "the configuration is read once at start: restart the service to change it"])
                 default:
@@ -40,20 +45,3 @@ public final class SignalHandling {
     }
 }
 
-/// What a reload runs (SIGHUP; an MQTT `reload` command may call it too): each part that reads
-/// files at start and can read them again adds its step. Steps run in order, on the caller's thread.
-public final class Reload: @unchecked Sendable {  // `steps` guarded by `lock`
-    private let lock = Lock()
-    private var steps: [@Sendable (_ reason: String) -> Void] = []
-
-    public init() {}
-
-    public func add(_ step: @escaping @Sendable (_ reason: String) -> Void) { lock.withLock { steps.append(step) } }
-
-    public var isEmpty: Bool { lock.withLock { steps.isEmpty } }
-
-    /// Runs every step; `reason` says who asked ("SIGHUP", "mqtt").
-    public func run(reason: String) {
-        for step in lock.withLock({ steps }) { step(reason) }
-    }
-}

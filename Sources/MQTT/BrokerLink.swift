@@ -50,6 +50,11 @@ public final class BrokerLink: @unchecked Sendable {
     private var scanIDs: ScanID
     private var desiredState: KioskState?
     private var pendingStats: String?
+    // issue 25: the door's state (retained), alarms and command answers waiting for the connection.
+    private var desiredDoor: String?
+    private var outbox: [(topic: String, payload: [UInt8], retain: Bool)] = []
+    private var outboxDropped = 0
+    private var onCommand: (@Sendable (_ payload: [UInt8], _ retained: Bool) -> Void)?
     private var stopDeadlineNs: UInt64?
     private var spoolWriterDone = false
     private var networkDone = false
@@ -72,6 +77,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var inFlight: [Int32: UInt64] = [:]  // mid -> spool sequence
     private var nextToSend: UInt64 = 0
     private var publishedState: KioskState?
+    private var publishedDoor: String?
     private var announceDue = false
     private var offlineMid: Int32?
     private var offlineAcknowledged = false
@@ -172,6 +178,42 @@ public final class BrokerLink: @unchecked Sendable {
         wake()
     }
 
+    // MARK: issue 25: the door and the building's commands
+
+    /// Alarms and command answers kept while the broker is away, at most (the oldest go first).
+    public static let outboxCapacity = 256
+
+    /// The door's state (`closed`, `open`, `forced`, `held`): `<topic>/door`, retained, when it
+    /// differs from what the broker has.
+    /// Every change goes, in order with the alarms (none is lost to a quicker one).
+    public func publishDoor(_ state: String) {
+        shared.lock_ { desiredDoor = state }
+        queue(settings.topics.door, state, retain: true)
+    }
+
+    /// An alarm (`AlarmMessage.json`) on `<topic>/alarm`, QoS 1; kept in memory while away.
+    public func publishAlarm(_ json: String) { queue(settings.topics.alarm, json) }
+
+    /// A command's answer (`CommandDesk.resultJSON`) on `<topic>/command/result`, QoS 1.
+    public func publishCommandResult(_ json: String) { queue(settings.topics.commandResult, json) }
+
+    /// Who hears `<topic>/command` (on the MQTT thread); set before `start`. Nothing is
+    /// subscribed unless `settings.commands`.
+    public func onCommand(_ handler: @escaping @Sendable (_ payload: [UInt8], _ retained: Bool) -> Void) {
+        shared.lock_ { onCommand = handler }
+    }
+
+    private func queue(_ topic: String, _ json: String, retain: Bool = false) {
+        shared.lock_ {
+            outbox.append((topic, Array(json.utf8), retain))
+            if outbox.count > BrokerLink.outboxCapacity {
+                outbox.removeFirst(outbox.count - BrokerLink.outboxCapacity)
+                outboxDropped += 1
+            }
+        }
+        wake()
+    }
+
     public var counters: BrokerCounters {
         var c = shared.lock_ { figures }
         let waiting = shared.lock_ { inbox.count }
@@ -256,6 +298,7 @@ public final class BrokerLink: @unchecked Sendable {
             }
             if let s = session, isConnected {
                 if announceDue { announce(s) }
+                sendDoorAndOutbox(s)
                 if let state, state != publishedState, publish(s, settings.topics.state, Array(state.json.utf8), qos: 1, retain: true) != nil {
                     publishedState = state
                 }
@@ -336,6 +379,7 @@ public final class BrokerLink: @unchecked Sendable {
         inFlight = [:]
         nextToSend = 0
         publishedState = nil
+        publishedDoor = nil
         offlineMid = nil
         offlineAcknowledged = false
         guard let s = mosquitto_new(settings.clientID, true, Unmanaged.passUnretained(self).toOpaque()) else {
@@ -420,13 +464,16 @@ public final class BrokerLink: @unchecked Sendable {
             _ = mosquitto_subscribe(s, nil, discovery.statusTopic, 1)
             announceDue = true
         }
+        // issue 25: the building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
+        if settings.commands { _ = mosquitto_subscribe(s, nil, settings.topics.command, 1) }
         onEvent(.connected(broker: settings.address.description))
     }
 
     private func announce(_ s: OpaquePointer) {
         announceDue = false
         guard let prefix = settings.discoveryPrefix else { return }
-        let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version)
+        let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version,
+                                               door: settings.door, tamper: settings.tamper)
         for m in discovery.messages { _ = publish(s, m.topic, Array(m.payload.utf8), qos: 1, retain: true) }
     }
 
@@ -459,10 +506,35 @@ public final class BrokerLink: @unchecked Sendable {
     }
 
     private func received(_ message: mosquitto_message) {
-        guard let prefix = settings.discoveryPrefix, let topic = message.topic,
-              String(cString: topic) == prefix + "/status" else { return }
+        guard let topicText = message.topic.map({ String(cString: $0) }) else { return }
         let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
+        if settings.commands, topicText == settings.topics.command {
+            if let handler = shared.lock_({ onCommand }) { handler(payload, message.retain) }
+            return
+        }
+        guard let prefix = settings.discoveryPrefix, topicText == prefix + "/status" else { return }
         if payload == Array("online".utf8) { announceDue = true }
+    }
+
+    /// The door's changes, the alarms and the answers waiting, in order; then the door's state
+    /// now if this connection has not carried it yet (after a reconnect: retained, once).
+    private func sendDoorAndOutbox(_ s: OpaquePointer) {
+        let (door, waiting) = shared.lock_ { () -> (String?, [(topic: String, payload: [UInt8], retain: Bool)]) in
+            defer { outbox.removeAll() }
+            return (desiredDoor, outbox)
+        }
+        for (i, m) in waiting.enumerated() {
+            guard publish(s, m.topic, m.payload, qos: 1, retain: m.retain) != nil else {
+                // Not taken by the library (the connection went): kept for the next one, in order.
+                let rest = Array(waiting[i...])
+                shared.lock_ { outbox = rest + outbox }
+                return
+            }
+            if m.topic == settings.topics.door { publishedDoor = String(decoding: m.payload, as: UTF8.self) }
+        }
+        if let door, door != publishedDoor, publish(s, settings.topics.door, Array(door.utf8), qos: 1, retain: true) != nil {
+            publishedDoor = door
+        }
     }
 
     /// A libmosquitto result in words, with the library's last complaint (OpenSSL's reason).

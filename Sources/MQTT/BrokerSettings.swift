@@ -68,6 +68,11 @@ public struct BrokerSettings: Sendable {
     public var connectTimeoutNs: UInt64 = 10_000_000_000
     /// Scans sent and not yet acknowledged at most.
     public var window = 16
+    /// issue 25: subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
+    public var commands = false
+    /// issue 25: the door contact and the tamper loop are watched (their discovery entities).
+    public var door = false
+    public var tamper = false
 
     public init(address: BrokerAddress, topics: FleetTopics, clientID: String, user: String? = nil,
                 password: BrokerPassword? = nil, caFile: String? = nil, discoveryPrefix: String? = "homeassistant",

@@ -23,6 +23,8 @@ public struct BeepPattern: Equatable, Hashable, Sendable, CustomStringConvertibl
     public static let granted = BeepPattern(checked: [400])
     public static let denied = BeepPattern(checked: [80, 80, 80, 80, 80])
     public static let error = BeepPattern(checked: [200, 200, 200])
+    /// `KIOSK_BEEP_ALARM` (issue 25): a door forced or held open, the tamper loop opened.
+    public static let alarm = BeepPattern(checked: [1000, 500, 1000, 500, 1000])
 
     private init(checked steps: [Int]) { milliseconds = steps }
 

@@ -107,6 +107,11 @@ public struct FleetTopics: Equatable, Sendable {
     public var scan: String { prefix + "/scan" }
     public var state: String { prefix + "/state" }
     public var stats: String { prefix + "/stats" }
+    // issue 25: the door's state (retained), its alarms, the building's commands and their answers.
+    public var door: String { prefix + "/door" }
+    public var alarm: String { prefix + "/alarm" }
+    public var command: String { prefix + "/command" }
+    public var commandResult: String { prefix + "/command/result" }
 }
 
 /// The broker's answer to CONNECT, in words (MQTT 3.1.1 section 3.2.2.3; MQTT 5's reason codes

@@ -126,6 +126,30 @@ public struct Configuration: Equatable {
     public var osdpCardFormat: OSDPCardFormat = .wiegand26
     /// Whether the kiosk is an OSDP reader (`KIOSK_OSDP_PORT` set).
     public var isOSDP: Bool { osdpPort != nil }
+    // issue 25: the door's inputs and alarms, commands from the building; no input line set: none watched.
+    public var doorContactLine: Int?
+    public var doorContactActiveLow = false
+    public var rexLine: Int?
+    public var rexActiveLow = false
+    public var tamperLine: Int?
+    public var tamperActiveLow = false
+    public var inputBias: InputBias = .pullUp
+    public var inputDebounceMs = 20
+    public var doorHeldS = 30
+    public var rexOpens = true
+    public var doorRelock: DoorRelock = .time
+    public var beepAlarm = BeepPattern.alarm
+    public var mqttCommands = false
+    public var commandMaxAgeS = 30
+
+    /// The input lines configured, with the variable that names each (issue 25).
+    public var inputLines: [(variable: String, offset: Int)] {
+        let all: [(String, Int?)] = [("KIOSK_DOOR_CONTACT_LINE", doorContactLine), ("KIOSK_REX_LINE", rexLine), ("KIOSK_TAMPER_LINE", tamperLine)]
+        return all.compactMap { name, line in line.map { (name, $0) } }
+    }
+
+    /// Whether any door input is watched.
+    public var watchesDoor: Bool { !inputLines.isEmpty }
 
     /// `KIOSK_LED_MS`: how long an LED stays lit after a verdict.
     public static let defaultLedMs = 2000
@@ -528,6 +552,29 @@ extension Configuration {
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
         .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
+        // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
+        .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
+        .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
+        .line("KIOSK_REX_LINE", \.rexLine),
+        .flag("KIOSK_REX_ACTIVE_LOW", \.rexActiveLow),
+        .line("KIOSK_TAMPER_LINE", \.tamperLine),
+        .flag("KIOSK_TAMPER_ACTIVE_LOW", \.tamperActiveLow),
+        ConfigurationVariable("KIOSK_INPUT_BIAS", InputBias.expected, shown: { $0.inputBias.rawValue }) { v, c, _ in
+            guard let b = InputBias(rawValue: v.lowercased()) else { return nil }
+            c.inputBias = b
+            return b.rawValue
+        },
+        .integer("KIOSK_INPUT_DEBOUNCE_MS", 0...1000, "a whole number of milliseconds from 0 to 1000", \.inputDebounceMs),
+        .integer("KIOSK_DOOR_HELD_S", 1...3600, "a whole number of seconds from 1 to 3600", \.doorHeldS),
+        .flag("KIOSK_REX_OPENS", \.rexOpens),
+        ConfigurationVariable("KIOSK_DOOR_RELOCK", DoorRelock.expected, shown: { $0.doorRelock.rawValue }) { v, c, _ in
+            guard let r = DoorRelock(rawValue: v.lowercased()) else { return nil }
+            c.doorRelock = r
+            return r.rawValue
+        },
+        .pattern("KIOSK_BEEP_ALARM", \.beepAlarm),
+        .flag("KIOSK_MQTT_COMMANDS", \.mqttCommands),
+        .integer("KIOSK_COMMAND_MAX_AGE_S", 1...3600, "a whole number of seconds from 1 to 3600", \.commandMaxAgeS),
     ]
 
     /// Every variable's name, in the table's order.
@@ -568,6 +615,7 @@ extension Configuration {
             }
         }
         doorContradictions(c, &p)
+        doorInputContradictions(c, &p)
         var notes: [ConfigWarning] = []
         mqttContradictions(c, &p, &notes)
         osdpContradictions(c, &p, &notes)
@@ -592,8 +640,10 @@ extension Configuration {
             p.contradiction("KIOSK_VERDICT", expected: "none unless KIOSK_ON_SCAN names the program whose exit status decides")
         }
         if c.verdict == .none && !c.isOSDP {  // with OSDP the controller's commands drive them
+            // The strike without a verdict is for the exit button or the building's commands (issue 25).
+            let strikeHasUse = c.rexLine != nil || (c.mqttCommands && c.mqttURL != nil)
             for (name, line) in [("KIOSK_GRANTED_LED_LINE", c.grantedLedLine), ("KIOSK_DENIED_LED_LINE", c.deniedLedLine),
-                                 ("KIOSK_DOOR_LINE", c.doorLine)] where line != nil {
+                                 ("KIOSK_DOOR_LINE", strikeHasUse ? nil : c.doorLine)] where line != nil {
                 p.contradiction(name, expected: "unset unless KIOSK_VERDICT is hook or credentials: without a verdict nothing grants or denies")
             }
         }
@@ -608,6 +658,27 @@ extension Configuration {
         }
         if !c.wiegandFormat.facilityRange.contains(c.wiegandFacility) {
             p.contradiction("KIOSK_WIEGAND_FACILITY", expected: c.wiegandFormat.facilityExpected)
+        }
+    }
+
+    /// issue 25: the door's inputs that are each fine alone but not together. A line used twice (an
+    /// input on an output's line, or two inputs on one) names both variables.
+    private static func doorInputContradictions(_ c: Configuration, _ p: inout Parser) {
+        let outputs = c.lines
+        let inputs = c.inputLines
+        for (i, input) in inputs.enumerated() {
+            if let first = (outputs + inputs[..<i]).first(where: { $0.offset == input.offset }) {
+                p.contradiction(input.variable, expected: "a line other than \(first.variable) (\(first.offset)): one line cannot be both")
+            }
+        }
+        if c.rexLine != nil && c.rexOpens && c.doorLine == nil {
+            p.contradiction("KIOSK_REX_LINE", expected: "set with KIOSK_DOOR_LINE, the strike the exit button opens (or KIOSK_REX_OPENS=0 for a door with a handle inside)")
+        }
+        if c.doorRelock == .contact && c.doorContactLine == nil {
+            p.contradiction("KIOSK_DOOR_RELOCK", expected: "time unless KIOSK_DOOR_CONTACT_LINE is set: relocking on contact needs the door's position switch")
+        }
+        if c.doorRelock == .contact && c.doorLine == nil {
+            p.contradiction("KIOSK_DOOR_RELOCK", expected: "time unless KIOSK_DOOR_LINE is set: there is no strike to relock")
         }
     }
 

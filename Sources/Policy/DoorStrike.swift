@@ -45,8 +45,11 @@ public struct DoorStrike: Equatable, Sendable {
 
     public var isOpen: Bool { closesAtNs != nil }
 
-    public mutating func grant(at t: UInt64) -> [Change] {
-        let end = t + openNs
+    public mutating func grant(at t: UInt64) -> [Change] { grant(at: t, forNs: openNs) }
+
+    /// A release for another time than `KIOSK_DOOR_MS` (the building's `open` command's `ms`, issue 25).
+    public mutating func grant(at t: UInt64, forNs: UInt64) -> [Change] {
+        let end = t + forNs
         if let current = closesAtNs {
             // A tick that has not run yet for a time already up: the door shuts at its time and
             // this grant opens it again, rather than stretching an expired opening.

@@ -90,18 +90,23 @@ public struct KioskState: Equatable, Sendable {
     public var cameraOK: Bool
     /// Wall clock of the last scan, milliseconds since the epoch; nil before the first.
     public var lastScanMs: Int64?
+    /// issue 25: the tamper loop (true: tampered); nil: no tamper line, and no `tamper` member.
+    public var tamper: Bool?
 
-    public init(torchOn: Bool? = nil, cameraOK: Bool = true, lastScanMs: Int64? = nil) {
+    public init(torchOn: Bool? = nil, cameraOK: Bool = true, lastScanMs: Int64? = nil, tamper: Bool? = nil) {
         self.torchOn = torchOn
         self.cameraOK = cameraOK
         self.lastScanMs = lastScanMs
+        self.tamper = tamper
     }
 
-    /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`
+    /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`, then
+    /// `"tamper":"alarm"|"ok"` with a tamper line.
     public var json: String {
         let torch = torchOn.map { $0 ? "on" : "off" } ?? "none"
         let last = lastScanMs.map { "\"\(RFC3339.utc(millisecondsSinceEpoch: $0))\"" } ?? "null"
-        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)}"
+        let tamperText = tamper.map { ",\"tamper\":\"\($0 ? "alarm" : "ok")\"" } ?? ""
+        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)}"
     }
 }
 
@@ -110,5 +115,15 @@ public struct KioskState: Equatable, Sendable {
 public enum StatsMessage {
     public static func json(_ fields: [(String, LogValue)]) -> String {
         "{" + fields.map { "\(JSONText.quoted($0.0)):\(LogEscape.json($0.1))" }.joined(separator: ",") + "}"
+    }
+}
+
+/// issue 25: an alarm as `<topic>/alarm` carries it (QoS 1, not retained):
+/// `{"event":"door_forced"|"door_held"|"door_alarm_end"|"tamper","state":…|null,"time":"…"}`;
+/// `state` is the alarm that ended for `door_alarm_end`, `alarm` or `ok` for `tamper`.
+public enum AlarmMessage {
+    public static func json(event: String, state: String?, timeMs: Int64) -> String {
+        "{\"event\":\(JSONText.quoted(event)),\"state\":\(state.map(JSONText.quoted) ?? "null"),"
+            + "\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\"}"
     }
 }

@@ -11,12 +11,18 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     public var nodeID: String
     public var topics: FleetTopics
     public var version: String
+    /// issue 25: a door binary sensor (`<topic>/door`) when the door contact is watched, a tamper
+    /// binary sensor (`tamper` in `<topic>/state`) when the tamper loop is.
+    public var door: Bool
+    public var tamper: Bool
 
-    public init(prefix: String, clientID: String, topics: FleetTopics, version: String) {
+    public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false) {
         self.prefix = prefix
         self.nodeID = FleetTopics.topicLevel(clientID)
         self.topics = topics
         self.version = version
+        self.door = door
+        self.tamper = tamper
     }
 
     /// Where Home Assistant says `online` when it starts.
@@ -45,6 +51,18 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                           payload: "{\"topic\":\(q(topics.scan)),"
                               + "\"value_template\":\(q("{{ value_json.data if value_json.data is defined else value_json.data_base64 }}")),"
                               + "\"device\":\(device)}")
+        var doorEntities: [Message] = []
+        if door {
+            // Open, forced and held are all "open" to Home Assistant; the alarm is in the value's text.
+            doorEntities.append(entity("binary_sensor", "door", "\"name\":\"Door\",\"state_topic\":\(q(topics.door)),"
+                + "\"value_template\":\(q("{{ 'closed' if value == 'closed' else 'open' }}")),"
+                + "\"payload_on\":\"open\",\"payload_off\":\"closed\",\"device_class\":\"door\""))
+        }
+        if tamper {
+            doorEntities.append(entity("binary_sensor", "tamper", "\"name\":\"Tamper\",\"state_topic\":\(q(topics.state)),"
+                + "\"value_template\":\(q("{{ value_json.tamper }}")),"
+                + "\"payload_on\":\"alarm\",\"payload_off\":\"ok\",\"device_class\":\"tamper\",\"entity_category\":\"diagnostic\""))
+        }
         return [
             tag,
             entity("event", "scan", "\"name\":\"Scan\",\"state_topic\":\(q(topics.scan)),\"event_types\":[\"scan\"],"
@@ -55,7 +73,7 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                 + "\"device_class\":\"enum\",\"options\":[\"ok\",\"lost\"],\"icon\":\"mdi:cctv\""),
             entity("sensor", "fps", "\"name\":\"Frame rate\",\"state_topic\":\(q(topics.stats)),\"value_template\":\(q("{{ value_json.fps }}")),"
                 + "\"unit_of_measurement\":\"fps\",\"state_class\":\"measurement\",\"icon\":\"mdi:camera-timer\""),
-        ]
+        ] + doorEntities
     }
 
     /// The `expected` text of a `config_error` for `KIOSK_MQTT_DISCOVERY` (empty turns it off).

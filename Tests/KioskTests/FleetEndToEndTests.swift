@@ -80,10 +80,15 @@ final class FleetEndToEndTests: XCTestCase {
         private var log = Data()
         private let done = DispatchSemaphore(value: 0)
 
-        init(_ args: [String] = ["run"], env: [String: String]) throws {
+        /// issue 25: the kiosk's standard input (the simulated chip's inputs), when asked for.
+        let input: Pipe?
+
+        init(_ args: [String] = ["run"], env: [String: String], stdin: Bool = false) throws {
             process.executableURL = EndToEndTests.binary
             process.arguments = args
             process.environment = EndToEndTests.childEnvironment(env)
+            input = stdin ? Pipe() : nil
+            if let input { process.standardInput = input }
             let err = Pipe()
             process.standardError = err
             process.standardOutput = FileHandle.nullDevice
@@ -122,6 +127,9 @@ final class FleetEndToEndTests: XCTestCase {
         }
 
         func kill9() { Glibc.kill(process.processIdentifier, SIGKILL) }
+
+        /// A line to the kiosk's standard input (`contact 1`).
+        func say(_ line: String) { input?.fileHandleForWriting.write(Data((line + "\n").utf8)) }
     }
 
     func json(_ m: MosquittoSubscriber.Message) -> [String: Any] {

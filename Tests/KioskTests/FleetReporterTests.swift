@@ -16,6 +16,15 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
     }
     func publishState(_ state: KioskState) { lock.withLock { stateList.append(state) } }
     func publishStats(_ json: String) { lock.withLock { statsList.append(json) } }
+    private var doorList: [String] = []
+    private var alarmList: [String] = []
+    private var resultList: [String] = []
+    func publishDoor(_ state: String) { lock.withLock { doorList.append(state) } }
+    func publishAlarm(_ json: String) { lock.withLock { alarmList.append(json) } }
+    func publishCommandResult(_ json: String) { lock.withLock { resultList.append(json) } }
+    var doors: [String] { lock.withLock { doorList } }
+    var alarms: [String] { lock.withLock { alarmList } }
+    var results: [String] { lock.withLock { resultList } }
     var figures: FleetFigures { FleetFigures(published: 3, acknowledged: 2, queued: 1, dropped: 0, connected: true) }
     var scans: [Scan] { lock.withLock { scanList } }
     var states: [KioskState] { lock.withLock { stateList } }

@@ -476,4 +476,82 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_OSDP_BAUD", "KIOSK_OSDP_INSTALL_MODE"])
         XCTAssertTrue(r.warnings.allSatisfy { $0.reason?.contains("KIOSK_OSDP_PORT is unset") ?? false })
     }
+
+    // issue 25: the door's inputs and alarms, commands from the building.
+    func testDoorInputDefaultsAreInterfaceMd() {
+        let c = read([:]).configuration
+        XCTAssertNil(c.doorContactLine)
+        XCTAssertNil(c.rexLine)
+        XCTAssertNil(c.tamperLine)
+        XCTAssertEqual([c.doorContactActiveLow, c.rexActiveLow, c.tamperActiveLow], [false, false, false])
+        XCTAssertEqual(c.inputBias, .pullUp)
+        XCTAssertEqual(c.inputDebounceMs, 20)
+        XCTAssertEqual(c.doorHeldS, 30)
+        XCTAssertTrue(c.rexOpens)
+        XCTAssertEqual(c.doorRelock, .time)
+        XCTAssertEqual(c.beepAlarm.description, "1000,500,1000,500,1000")
+        XCTAssertFalse(c.mqttCommands)
+        XCTAssertEqual(c.commandMaxAgeS, 30)
+        XCTAssertFalse(c.watchesDoor)
+        let names = Configuration.variables
+        let block = ["KIOSK_DOOR_CONTACT_LINE", "KIOSK_DOOR_CONTACT_ACTIVE_LOW", "KIOSK_REX_LINE", "KIOSK_REX_ACTIVE_LOW",
+                     "KIOSK_TAMPER_LINE", "KIOSK_TAMPER_ACTIVE_LOW", "KIOSK_INPUT_BIAS", "KIOSK_INPUT_DEBOUNCE_MS",
+                     "KIOSK_DOOR_HELD_S", "KIOSK_REX_OPENS", "KIOSK_DOOR_RELOCK", "KIOSK_BEEP_ALARM", "KIOSK_MQTT_COMMANDS",
+                     "KIOSK_COMMAND_MAX_AGE_S"]
+        XCTAssertEqual(block.filter { !names.contains($0) }, [])
+    }
+
+    func testDoorInputValuesAndTheirRanges() {
+        assertAccepted("KIOSK_DOOR_CONTACT_LINE", "5") { $0.doorContactLine == 5 && $0.watchesDoor }
+        assertAccepted("KIOSK_TAMPER_LINE", "7") { $0.tamperLine == 7 }
+        assertAccepted("KIOSK_TAMPER_ACTIVE_LOW", "1") { $0.tamperActiveLow }
+        for bias in ["pull-up", "pull-down", "disabled", "as-is", "PULL-DOWN"] {
+            assertAccepted("KIOSK_INPUT_BIAS", bias) { $0.inputBias.rawValue == bias.lowercased() }
+        }
+        assertRejected("KIOSK_INPUT_BIAS", "pullup")
+        assertAccepted("KIOSK_INPUT_DEBOUNCE_MS", "0") { $0.inputDebounceMs == 0 }
+        assertAccepted("KIOSK_INPUT_DEBOUNCE_MS", "1000") { $0.inputDebounceMs == 1000 }
+        assertRejected("KIOSK_INPUT_DEBOUNCE_MS", "1001")
+        assertRejected("KIOSK_INPUT_DEBOUNCE_MS", "-1")
+        assertAccepted("KIOSK_DOOR_HELD_S", "3600") { $0.doorHeldS == 3600 }
+        assertRejected("KIOSK_DOOR_HELD_S", "0")
+        assertRejected("KIOSK_DOOR_HELD_S", "3601")
+        assertAccepted("KIOSK_REX_OPENS", "0") { !$0.rexOpens }
+        assertRejected("KIOSK_REX_OPENS", "yes")
+        assertRejected("KIOSK_DOOR_RELOCK", "never")
+        assertAccepted("KIOSK_BEEP_ALARM", "") { $0.beepAlarm.isSilent }
+        assertRejected("KIOSK_BEEP_ALARM", "1000,x")
+        assertAccepted("KIOSK_COMMAND_MAX_AGE_S", "1") { $0.commandMaxAgeS == 1 }
+        assertRejected("KIOSK_COMMAND_MAX_AGE_S", "0")
+        assertRejected("KIOSK_DOOR_CONTACT_LINE", "1024")
+    }
+
+    func testDoorInputCrossChecks() {
+        func errors(_ env: [String: String]) -> [String] { read(env).errors.map { "\($0.variable): \($0.expected)" } }
+        let hook = ["KIOSK_VERDICT": "hook", "KIOSK_ON_SCAN": "/usr/local/bin/open-door"]
+        // An input on an output's line, and two inputs on one line: both variables named.
+        XCTAssertEqual(errors(["KIOSK_BUZZER_LINE": "18", "KIOSK_DOOR_CONTACT_LINE": "18"]),
+                       ["KIOSK_DOOR_CONTACT_LINE: a line other than KIOSK_BUZZER_LINE (18): one line cannot be both"])
+        XCTAssertEqual(errors(["KIOSK_DOOR_CONTACT_LINE": "5", "KIOSK_TAMPER_LINE": "5"]),
+                       ["KIOSK_TAMPER_LINE: a line other than KIOSK_DOOR_CONTACT_LINE (5): one line cannot be both"])
+        // The exit button opens a strike: without one it must be told not to.
+        XCTAssertEqual(errors(["KIOSK_REX_LINE": "6"]),
+                       ["KIOSK_REX_LINE: set with KIOSK_DOOR_LINE, the strike the exit button opens (or KIOSK_REX_OPENS=0 for a door with a handle inside)"])
+        XCTAssertEqual(errors(["KIOSK_REX_LINE": "6", "KIOSK_REX_OPENS": "0"]), [])
+        // A strike with only the exit button to open it needs no verdict.
+        XCTAssertEqual(errors(["KIOSK_REX_LINE": "6", "KIOSK_DOOR_LINE": "22"]), [])
+        XCTAssertEqual(errors(["KIOSK_DOOR_LINE": "22"]).count, 1, "a strike nothing opens is still refused")
+        // Relock on contact needs the contact and the strike.
+        XCTAssertEqual(errors(hook.merging(["KIOSK_DOOR_RELOCK": "contact", "KIOSK_DOOR_LINE": "22"]) { a, _ in a }),
+                       ["KIOSK_DOOR_RELOCK: time unless KIOSK_DOOR_CONTACT_LINE is set: relocking on contact needs the door's position switch"])
+        XCTAssertEqual(errors(["KIOSK_DOOR_RELOCK": "contact", "KIOSK_DOOR_CONTACT_LINE": "5"]),
+                       ["KIOSK_DOOR_RELOCK: time unless KIOSK_DOOR_LINE is set: there is no strike to relock"])
+        XCTAssertEqual(errors(hook.merging(["KIOSK_DOOR_RELOCK": "contact", "KIOSK_DOOR_LINE": "22", "KIOSK_DOOR_CONTACT_LINE": "5"]) { a, _ in a }), [])
+        // Commands without a broker: said, and ignored.
+        let r = read(["KIOSK_MQTT_COMMANDS": "1"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_MQTT_COMMANDS"])
+        XCTAssertEqual(errors(["KIOSK_MQTT_URL": "mqtt://broker", "KIOSK_MQTT_COMMANDS": "1", "KIOSK_DOOR_LINE": "22"]), [],
+                       "the building's open command is a use for a strike")
+    }
 }

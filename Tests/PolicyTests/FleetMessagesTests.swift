@@ -181,4 +181,37 @@ final class FleetMessagesTests: XCTestCase {
         }
         XCTAssertEqual(uniqueIDs.count, 4)
     }
+
+    // issue 25: the door's sensors, the tamper in the state, the alarms.
+    func testTheDoorAndTamperSensorsComeWithTheirInputs() throws {
+        let topics = FleetTopics(prefix: "kiosk/door-3")
+        XCTAssertEqual([topics.door, topics.alarm, topics.command, topics.commandResult],
+                       ["kiosk/door-3/door", "kiosk/door-3/alarm", "kiosk/door-3/command", "kiosk/door-3/command/result"])
+        let plain = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "door-3", topics: topics, version: "0.1.0")
+        XCTAssertEqual(plain.messages.count, 5, "no door input: no door entities")
+        let d = HomeAssistantDiscovery(prefix: "homeassistant", clientID: "door-3", topics: topics, version: "0.1.0", door: true, tamper: true)
+        let extra = Array(d.messages.dropFirst(5))
+        XCTAssertEqual(extra.map(\.topic), ["homeassistant/binary_sensor/door-3/door/config", "homeassistant/binary_sensor/door-3/tamper/config"])
+        let door = try object(extra[0].payload), tamper = try object(extra[1].payload)
+        XCTAssertEqual(door["state_topic"] as? String, "kiosk/door-3/door")
+        XCTAssertEqual(door["device_class"] as? String, "door")
+        XCTAssertEqual([door["payload_on"] as? String, door["payload_off"] as? String], ["open", "closed"])
+        XCTAssertEqual(door["value_template"] as? String, "{{ 'closed' if value == 'closed' else 'open' }}")
+        XCTAssertEqual(tamper["state_topic"] as? String, "kiosk/door-3/state")
+        XCTAssertEqual(tamper["device_class"] as? String, "tamper")
+        XCTAssertEqual([tamper["payload_on"] as? String, tamper["payload_off"] as? String], ["alarm", "ok"])
+        XCTAssertEqual(tamper["unique_id"] as? String, "kiosk_door-3_tamper")
+        XCTAssertEqual(tamper["availability_topic"] as? String, "kiosk/door-3/status")
+    }
+
+    func testTheTamperInTheStateAndTheAlarms() throws {
+        XCTAssertNil(try object(KioskState().json)["tamper"], "no tamper line: no member")
+        XCTAssertEqual(try object(KioskState(tamper: true).json)["tamper"] as? String, "alarm")
+        XCTAssertEqual(try object(KioskState(tamper: false).json)["tamper"] as? String, "ok")
+        let a = try object(AlarmMessage.json(event: "door_alarm_end", state: "forced", timeMs: 0))
+        XCTAssertEqual(a["event"] as? String, "door_alarm_end")
+        XCTAssertEqual(a["state"] as? String, "forced")
+        XCTAssertEqual(a["time"] as? String, "1970-01-01T00:00:00.000Z")
+        XCTAssertTrue(try object(AlarmMessage.json(event: "door_forced", state: nil, timeMs: 0))["state"] is NSNull)
+    }
 }

@@ -14,7 +14,11 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
         set { lock.lock(); recorded = newValue; lock.unlock() }
     }
     private var recorded: [Int: [Int]] = [:]
-    private let lock = NSLock()
+    let lock = NSLock()
+    // Inputs (issue 25): the lines requested, the bias asked, and the level a line is at when requested.
+    var inputLines: [Int: SoftwareInputLine] = [:]
+    public var inputBias: [Int: GPIOBias] = [:]
+    public var initialInputLevels: [Int: Int] = [:]
 
     func record(_ level: Int, on offset: Int) {
         lock.lock()
@@ -60,5 +64,35 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
             if !isReleased { chip.released.append(offset) }
             isReleased = true
         }
+    }
+}
+
+// Inputs (issue 25): a test raises edges on the lines the code under test requested.
+extension FakeChip: GPIOInputChip {
+    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
+        if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
+        lock.lock()
+        defer { lock.unlock() }
+        requested[offset] = consumer
+        self.activeLow[offset] = activeLow
+        inputBias[offset] = bias
+        let line = SoftwareInputLine(offset: offset, level: initialInputLevels[offset] ?? (activeLow ? 1 : 0)) { [weak self] in
+            self?.released.append($0)
+        }
+        inputLines[offset] = line
+        return line
+    }
+
+    /// The input requested at `offset`.
+    public func input(_ offset: Int) -> SoftwareInputLine? {
+        lock.lock()
+        defer { lock.unlock() }
+        return inputLines[offset]
+    }
+
+    /// Line `offset` goes to the physical `level` (at `timestampNs`, else now).
+    public func raise(_ offset: Int, level: Int, at timestampNs: UInt64? = nil) {
+        guard let line = input(offset) else { preconditionFailure("line \(offset) is not requested as an input") }
+        line.raise(level: level, timestampNs: timestampNs)
     }
 }

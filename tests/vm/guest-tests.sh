@@ -957,12 +957,142 @@ group_door() {
   else fail "$label: want the strike line 0, 1, 0 with about 1000 ms active, got levels ${levels:-none}, ${open_ms:-?} ms"; show /tmp/strike.trace; fi
 }
 
+# ---- 10. the door's inputs (issue 25): contact, exit button, tamper on gpio-sim -----------------
+# gpio-sim's sysfs `pull` is the wire: what an input line reads (the switch, closed or open). The
+# kiosk requests the three lines as inputs with both edges; a request with a bias sets the line's
+# pull itself (gpio-sim's set_config), which is how "bias honoured" is seen.
+IN_CONTACT=2 IN_REX=4 IN_TAMPER=7 IN_STRIKE=6
+if [ $GPIOD_API = 2 ]; then
+  line_input_by_kiosk() { line_info "$1" | grep -qE 'input.*edges=both.*consumer="?kiosk"?( |$)'; }
+else
+  line_input_by_kiosk() { line_info "$1" | grep -q '"kiosk".*input.*\[used\]'; }
+fi
+# pull LINE pull-up|pull-down: the switch on LINE opens or closes.
+pull() { echo "$2" >"$SIMBASE/sim_gpio$1/pull"; }
+# count EVENT: how many lines of EVENT the log has.
+count() { grep -c "event=$1 " "$LOG"; }
+# edge LINE LEVEL EVENT N: the line goes to LEVEL; waits (5 s) until the log has N lines of EVENT;
+# EDGE_MS is from the write to the event in the log (polled every 10 ms).
+edge() {
+  t0=$(vmtool ms)
+  pull "$1" "$2"
+  n=500
+  while [ "$(count "$3")" -lt "$4" ] && [ $n -gt 0 ]; do usleep 10000; n=$((n - 1)); done
+  EDGE_MS=$(($(vmtool ms) - t0))
+  [ "$(count "$3")" -ge "$4" ]
+}
+# door_events: the door's events in the log, in order, one word each (event or event:state).
+door_events() {
+  grep -oE 'event=(door_contact|rex|door_forced|door_held|door_alarm_end|tamper)( state=[a-z]+| alarm=[a-z]+)?' "$LOG" |
+    sed -E 's/event=//; s/ (state|alarm)=/:/' | tr '\n' ' '
+}
+group_inputs() {
+  gpio_setup || { fail "gpio-sim: could not make a chip through configfs"; return; }
+  SIMBASE=/sys/devices/platform/$(cat $SIM/dev_name)/$CHIP
+  feed dark-GREY-640x480 GREY 640 480 || { fail "inputs: could not set up vivid"; return; }
+  want_debounce=kiosk; [ $GPIOD_API = 2 ] && want_debounce=kernel
+
+  # 1. The door's life with the bias left as the board has it (the pulls are the switches): shut,
+  # the exit button up (active-low: high), the loop whole.
+  label="inputs: door, exit button, tamper (libgpiod v$GPIOD_API)"
+  pull $IN_CONTACT pull-down; pull $IN_REX pull-up; pull $IN_TAMPER pull-down; pull $IN_STRIKE pull-down
+  kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_LINE=$IN_STRIKE KIOSK_DOOR_MS=1000 \
+    KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_REX_LINE=$IN_REX KIOSK_REX_ACTIVE_LOW=1 KIOSK_TAMPER_LINE=$IN_TAMPER \
+    KIOSK_INPUT_BIAS=as-is KIOSK_INPUT_DEBOUNCE_MS=20 KIOSK_DOOR_HELD_S=2
+  if ! wait_log 'event=ready ' 30; then fail "$label: never ready"; show "$LOG"; kiosk_stop; return; fi
+  if line_input_by_kiosk $IN_CONTACT && line_input_by_kiosk $IN_REX && line_input_by_kiosk $IN_TAMPER; then
+    pass "$label: lines $IN_CONTACT, $IN_REX, $IN_TAMPER held by \"kiosk\" as inputs with edges: $(line_info $IN_CONTACT | tr -s ' \t' ' ')"
+  else fail "$label: inputs not held by kiosk: $(line_info $IN_CONTACT); $(line_info $IN_REX); $(line_info $IN_TAMPER)"; fi
+  if grep -qE "event=door_inputs .*debounce=$want_debounce" "$LOG"; then pass "$label: debounced by the $want_debounce (libgpiod v$GPIOD_API)"
+  else fail "$label: want door_inputs debounce=$want_debounce"; show "$LOG"; fi
+  edge $IN_CONTACT pull-up door_forced 1 && edge $IN_CONTACT pull-down door_alarm_end 1
+  forced_ms=$EDGE_MS
+  edge $IN_REX pull-down rex 1
+  if wait_value "$SIMBASE/sim_gpio$IN_STRIKE/value" 1 3; then
+    pass "$label: the exit button opened the strike (line $IN_STRIKE high $WAITED_MS ms after the rex event was seen)"
+  else fail "$label: the strike did not open on the exit button"; show "$LOG"; fi
+  pull $IN_REX pull-up
+  edge $IN_CONTACT pull-up door_contact 3
+  sleep 2.5   # past KIOSK_DOOR_HELD_S=2
+  edge $IN_CONTACT pull-down door_alarm_end 2
+  edge $IN_TAMPER pull-up tamper 1 && edge $IN_TAMPER pull-down tamper 2
+  want="door_contact:open door_forced door_contact:closed door_alarm_end:forced rex door_contact:open door_held door_contact:closed door_alarm_end:held tamper:alarm tamper:ok "
+  got=$(door_events)
+  if [ "$got" = "$want" ]; then pass "$label: each event once, in order: $got"
+  else fail "$label: want events \"$want\", got \"$got\""; show "$LOG"; fi
+  check_stop "$label"
+  if line_unused $IN_CONTACT && line_unused $IN_REX && line_unused $IN_TAMPER && line_unused $IN_STRIKE; then
+    pass "$label: every line released after stop"
+  else fail "$label: lines still held after stop: $(line_info $IN_CONTACT); $(line_info $IN_STRIKE)"; fi
+
+  # 2. Bounce: two changes 1 ms apart (the contact chattering) are filtered by a 20 ms debounce,
+  # and seen with none.
+  for db in 20 0; do
+    label="inputs: a 1 ms bounce with KIOSK_INPUT_DEBOUNCE_MS=$db"
+    pull $IN_CONTACT pull-down
+    kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_INPUT_BIAS=as-is \
+      KIOSK_INPUT_DEBOUNCE_MS=$db
+    wait_log 'event=ready ' 30 || { fail "$label: never ready"; show "$LOG"; kiosk_stop; continue; }
+    # The two writes from one process (a shell's two writes can be tens of ms apart under load).
+    gap=$(vmtool bounce "$SIMBASE/sim_gpio$IN_CONTACT/pull" pull-up pull-down 1000)
+    sleep 0.5
+    n=$(count door_contact)
+    if [ "$db" = 20 ] && [ "$gap" -ge 20000 ]; then info "$label: the writes were $gap us apart: not a bounce under 20 ms, not judged"
+    elif [ "$db" = 20 ] && [ "$n" = 0 ]; then pass "$label: filtered (no door_contact; the writes $gap us apart)"
+    elif [ "$db" = 0 ] && [ "$n" = 2 ]; then pass "$label: both changes seen (door_contact open, closed; $gap us apart)"
+    else fail "$label: $n door_contact events (the writes $gap us apart)"; show "$LOG"; fi
+    check_stop "$label"
+  done
+
+  # 3. Edge to event: 10 openings and closings with no debounce; the events' latency_ms is from
+  # the kernel's timestamp of the edge to the event being written (emulated CPU: not a Pi's).
+  label="inputs: edge-to-event latency on gpio-sim"
+  pull $IN_CONTACT pull-down
+  kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_INPUT_BIAS=as-is KIOSK_INPUT_DEBOUNCE_MS=0
+  if wait_log 'event=ready ' 30; then
+    walls=
+    i=1
+    while [ $i -le 10 ]; do
+      edge $IN_CONTACT pull-up door_contact $((2 * i - 1)) && walls="$walls $EDGE_MS"
+      edge $IN_CONTACT pull-down door_contact $((2 * i)) && walls="$walls $EDGE_MS"
+      i=$((i + 1))
+    done
+    lat=$(grep -o 'event=door_contact .*latency_ms=[0-9.]*' "$LOG" | grep -o 'latency_ms=[0-9.]*' | cut -d= -f2 | sort -n | tr '\n' ' ')
+    n=$(echo $lat | wc -w)
+    if [ "$n" = 20 ]; then
+      set -- $lat
+      pass "$label: 20 edges, kernel edge to event latency_ms min $1, median ${10}, max ${20}; write to the log line seen (polled every 10 ms):$walls ms"
+    else fail "$label: want 20 door_contact events, got $n"; show "$LOG"; fi
+  else fail "$label: never ready"; show "$LOG"; fi
+  check_stop "$label"
+
+  # 4. The bias: the kiosk's request sets the line's pull (gpio-sim's set_config); doctor reads
+  # the level with it.
+  for bias in pull-up pull-down; do
+    label="inputs: KIOSK_INPUT_BIAS=$bias honoured"
+    if [ $bias = pull-up ]; then pull $IN_CONTACT pull-down; want_value=1 want_state="the door is open"
+    else pull $IN_CONTACT pull-up; want_value=0 want_state="the door is shut"; fi
+    doctor KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_INPUT_BIAS=$bias
+    if grep -q "^PASS gpio door contact: input line $IN_CONTACT is free; level $want_value now with $bias: $want_state" /tmp/doctor.txt; then
+      pass "$label: doctor: $(grep '^PASS gpio door contact' /tmp/doctor.txt)"
+    else fail "$label: doctor does not read level $want_value with $bias"; show /tmp/doctor.txt; fi
+    kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_CONTACT_LINE=$IN_CONTACT KIOSK_INPUT_BIAS=$bias
+    wait_log 'event=ready ' 30
+    v=$(cat "$SIMBASE/sim_gpio$IN_CONTACT/value") p=$(cat "$SIMBASE/sim_gpio$IN_CONTACT/pull")
+    opened=0; grep -q 'event=door_contact state=open' "$LOG" && opened=1
+    if [ "$v" = $want_value ] && [ "$p" = $bias ] && [ $opened = $want_value ]; then
+      pass "$label: the line's pull is $p, its value $v$([ $opened = 1 ] && echo ': door_contact state=open at start')"
+    else fail "$label: want pull $bias and value $want_value, got pull $p value $v (door open at start: $opened)"; show "$LOG"; fi
+    check_stop "$label"
+  done
+}
+
 # ---- run ---------------------------------------------------------------------------------------
 load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
   fail "load vivid"
 load gpio-sim || fail "load gpio-sim"
 info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
-GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk,door}" | tr , " ")
+GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk,door,inputs}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
 for group in $GROUPS_RUN; do
   t=$(vmtool ms)

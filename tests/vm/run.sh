@@ -5,7 +5,7 @@
 #
 #   tests/vm/run.sh [--require] [--gpiod2]
 #
-# --gpiod2: the GPIO checks (groups gpio, torch, doctor) again, with the kiosk built in the trixie
+# --gpiod2: the GPIO checks (groups gpio, torch, doctor, inputs) again, with the kiosk built in the trixie
 # root (tests/trixie/run.sh: libgpiod v2, swiftlang) and trixie's libraries and v2 command-line
 # tools in the initramfs, on the same kernel and gpio-sim: the shim's v2 path on real lines.
 #
@@ -170,7 +170,7 @@ if [ "$GPIOD2" = 1 ]; then
   "$REPO/tests/trixie/run.sh" -- swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
      >"$CACHE/swift-build-trixie.log" 2>&1 || { tail -30 "$CACHE/swift-build-trixie.log"; die "swift build in the trixie root failed"; }
   KIOSK_BIN=$SYSROOT/work/kiosk/.build/vm/release/kiosk
-  APPEND="VM_GROUPS=gpio,torch,doctor $APPEND"
+  APPEND="VM_GROUPS=gpio,torch,doctor,inputs $APPEND"
   stamp "kiosk built in the trixie root"
 elif [ -z "$KIOSK_BIN" ]; then
   command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"

@@ -4,6 +4,8 @@
  *   vmtool sample FILE MS          poll FILE (a gpio-sim sysfs value) every 0.5 ms for MS ms;
  *                                  print "T VALUE" at the start and at each change (T in ms)
  *   vmtool exit N                  write N to QEMU's isa-debug-exit port 0xf4 (QEMU exits 2N+1)
+ *   vmtool bounce FILE A B US      write A to FILE, then B about US microseconds later (a contact
+ *                                  bouncing, through gpio-sim's `pull`); print the gap in us
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "vmtool: isa-debug-exit did not stop QEMU\n");
         return 1;
     }
-    fprintf(stderr, "usage: vmtool ms | sample FILE MS | exit N\n");
+    if (argc == 6 && !strcmp(argv[1], "bounce")) {
+        int fd = open(argv[2], O_WRONLY);
+        if (fd < 0) { perror(argv[2]); return 1; }
+        if (write(fd, argv[3], strlen(argv[3])) < 0) { perror("write"); return 1; }
+        double t0 = now_ms();
+        struct timespec d = {0, atol(argv[5]) * 1000};
+        nanosleep(&d, NULL);
+        lseek(fd, 0, SEEK_SET);
+        if (write(fd, argv[4], strlen(argv[4])) < 0) { perror("write"); return 1; }
+        printf("%.0f\n", (now_ms() - t0) * 1000);
+        close(fd);
+        return 0;
+    }
+    fprintf(stderr, "usage: vmtool ms | sample FILE MS | exit N | bounce FILE A B US\n");
     return 64;
 }

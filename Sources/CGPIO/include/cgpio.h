@@ -42,4 +42,32 @@ const char *kiosk_gpio_library_version(void);
 /* 1 or 2: the API this shim was built against. */
 int kiosk_gpio_api(void);
 
+/* ---- Inputs (issue 25): the door contact, the exit button, the tamper loop. ---------------------
+ * A line requested as an input with both edges reported, the kernel's timestamp on each edge
+ * (CLOCK_MONOTONIC, the clock the kiosk's own timers use), and a bias. Levels are physical, as for
+ * outputs: an edge says the level the line went to. `debounce_us` is asked of the kernel where the
+ * API has it (v2: the kernel debounces, in hardware or in its own software debouncer);
+ * `*kernel_debounced` says whether it was (0 on v1: the caller debounces). */
+typedef struct kiosk_gpio_input kiosk_gpio_input;
+
+enum {
+    KIOSK_GPIO_BIAS_AS_IS = 0,
+    KIOSK_GPIO_BIAS_PULL_UP = 1,
+    KIOSK_GPIO_BIAS_PULL_DOWN = 2,
+    KIOSK_GPIO_BIAS_DISABLED = 3,
+};
+
+kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *chip, unsigned int offset, const char *consumer,
+                                                int active_low, int bias, unsigned int debounce_us,
+                                                int *kernel_debounced);
+/* The descriptor that is readable when edges wait (for poll(2)). */
+int kiosk_gpio_input_fd(kiosk_gpio_input *input);
+/* The physical level now (0 or 1), or -1. */
+int kiosk_gpio_input_level(kiosk_gpio_input *input);
+/* Reads up to `max` waiting edges (call when the descriptor is readable: it blocks otherwise):
+ * each one's kernel timestamp (ns, CLOCK_MONOTONIC) and the physical level it went to. Returns
+ * how many, or -1. */
+int kiosk_gpio_input_read_edges(kiosk_gpio_input *input, unsigned long long *timestamps_ns, int *levels, int max);
+void kiosk_gpio_input_release(kiosk_gpio_input *input);
+
 #endif
