@@ -87,14 +87,16 @@ verdict "403 is a refusal" 1 "$H" "$(code h5 'x')" VERDICT_URL="$url/forbid"
 verdict "500 is an error even saying granted" 2 "$H" "$(code h6 'x')" VERDICT_URL="$url/broken"
 verdict "an answer that is neither is an error" 2 "$H" "$(code h7 'x')" VERDICT_URL="$url/maybe"
 verdict "404 is an error" 2 "$H" "$(code h8 'x')" VERDICT_URL="$url/nowhere"
+# Bounds short of what waiting would take (the service answers after 5 s; the trickle takes 2.8 s),
+# with room for a loaded machine: they tell a cut from a wait, not how fast the cut is.
 start=$(date +%s%N)
 verdict "no answer within VERDICT_TIMEOUT_MS is an error" 2 "$H" "$(code h9 'OK-1')" VERDICT_URL="$url/slow" VERDICT_TIMEOUT_MS=500
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-if [ "$ms" -lt 1500 ]; then pass "the slow service was given up on after ${ms} ms (limit 500)"; else fail "timeout" "took ${ms} ms"; fi
+if [ "$ms" -lt 4000 ]; then pass "the slow service was given up on after ${ms} ms (limit 500)"; else fail "timeout" "took ${ms} ms"; fi
 start=$(date +%s%N)
 verdict "an answer trickled past the limit is an error" 2 "$H" "$(code h10 'OK-1')" VERDICT_URL="$url/trickle" VERDICT_TIMEOUT_MS=1000
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-if [ "$ms" -lt 2000 ]; then pass "the trickle was cut at the whole exchange's limit (${ms} ms)"; else fail "whole-exchange timeout" "took ${ms} ms"; fi
+if [ "$ms" -lt 2600 ]; then pass "the trickle was cut at the whole exchange's limit (${ms} ms)"; else fail "whole-exchange timeout" "took ${ms} ms"; fi
 verdict "the trickle within a long limit is a grant" 0 "$H" "$(code h11 'x')" VERDICT_URL="$url/trickle" VERDICT_TIMEOUT_MS=5000
 verdict "no service listening is an error" 2 "$H" "$(code h12 'OK-1')" VERDICT_URL="http://127.0.0.1:1/check"
 verdict "no VERDICT_URL is an error" 2 "$H" "$(code h13 'OK-1')"
