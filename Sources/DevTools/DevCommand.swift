@@ -19,6 +19,9 @@ public enum DevCommand {
       kiosk-dev wiegand-jitter [--pulse-us N --interval-us M]... [--bits N]
                           the Wiegand sender's pulse width and interval on this machine's clock
                           (make bench-wiegand; default 50/2000, 20/200 and 100/20000 us)
+      kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
+                          a bench workload's frames into FILE, and the frame loop over them,
+                          for instruction counts under qemu-aarch64 (make bench-arm64)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -32,6 +35,8 @@ public enum DevCommand {
             return ZoomBench.main(Array(args.dropFirst()))
         case "wiegand-jitter":
             return WiegandJitter.main(Array(args.dropFirst()))
+        case "count":
+            return CountBench.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return 0
