@@ -24,11 +24,12 @@ finish() {
   systemctl poweroff --no-block -ff 2>/dev/null || echo o >/proc/sysrq-trigger
   exit 0
 }
+echo   # systemd's reset of the console leaves an escape sequence: let it end its own line
 info "guest up: $(uname -r) $(uname -m), systemd $(systemctl --version | head -1 | cut -d' ' -f2), $(cut -d' ' -f1 /proc/uptime) s after boot"
 
 # ---- the journal: the kiosk's lines since a cursor ------------------------------------------------
 CURSOR=
-mark() { CURSOR=$(journalctl -n 0 --show-cursor -q 2>/dev/null | sed -n 's/^-- cursor: //p'); }
+mark() { CURSOR=$(journalctl -n 1 --show-cursor -q -o cat 2>/dev/null | sed -n 's/^-- cursor: //p'); }
 jlog() {  # the kiosk unit's messages since the mark
   if [ -n "$CURSOR" ]; then journalctl -q -o cat -u kiosk --after-cursor="$CURSOR"; else journalctl -q -o cat -u kiosk; fi
 }
@@ -82,8 +83,14 @@ feed() {  # feed NAME FOURCC W H
   v4l2-ctl -d $CAP --set-dv-bt-timings index="$idx" >/dev/null &&
   v4l2-ctl -d $OUT --set-dv-bt-timings index="$idx" >/dev/null &&
   v4l2-ctl -d $CAP --set-fmt-video=width="$3",height="$4",pixelformat="$2" &&
-  v4l2-ctl -d $OUT --set-fmt-video-out=width="$3",height="$4",pixelformat="$2" &&
-  v4l2-ctl -d $CAP -c loop_video=1,osd_text_mode=2 || return 1
+  v4l2-ctl -d $OUT --set-fmt-video-out=width="$3",height="$4",pixelformat="$2" || return 1
+  # The loop: 6.12's vivid has a menu per HDMI input, "HDMI 000-0 Is Connected To" (the test
+  # pattern, none, or an output), where 6.1's had loop_video=1.
+  ctl=$(v4l2-ctl -d $CAP -L | awk '/is_connected_to/ { print $1; exit }')
+  val=$(v4l2-ctl -d $CAP -L | awk '/is_connected_to/ { f = 1; next } f && /Output/ { sub(":", "", $1); print $1; exit } f && !/^[ \t]+[0-9]+:/ { f = 0 }')
+  if [ -n "$ctl" ] && [ -n "$val" ]; then v4l2-ctl -d $CAP -c "$ctl=$val" || return 1
+  else v4l2-ctl -d $CAP -c loop_video=1 || { v4l2-ctl -d $CAP -L | show; return 1; }; fi
+  v4l2-ctl -d $CAP -c osd_text_mode=2 2>/dev/null
   feed_out "$1"
 }
 
@@ -100,7 +107,7 @@ udevadm settle
 CHIP=$(cat $SIM/bank0/chip_name)
 SIMBASE=/sys/devices/platform/$(cat $SIM/dev_name)/$CHIP
 echo pull-up >$SIMBASE/sim_gpio$D0/pull; echo pull-up >$SIMBASE/sim_gpio$D1/pull   # Wiegand idles high
-info "gpio-sim $CHIP: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }') (60-gpiochip.rules)"
+info "gpio-sim $CHIP: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }')"
 line_info() { gpioinfo -c "$CHIP" | grep -E "line +$1:"; }
 line_unused() { ! line_info "$1" | grep -q 'consumer='; }
 line_held() { line_info "$1" | grep -q 'output.*consumer="kiosk"'; }
@@ -123,13 +130,27 @@ trace_off() {  # trace_off FILE: "OFFSET VALUE TIME" per set, the chip's lines
 
 # ---- 1. the package, installed with apt from a local folder ----------------------------------------
 feed card-GREY-640x480 GREY 640 480 || fail "vivid: could not feed the card frames"
+rm -f /etc/udev/rules.d/60-gpiochip.rules && udevadm control --reload
 mkdir -p /tmp/debs && cp $P/kiosk_*_arm64.deb /tmp/debs/
 deb=$(ls /tmp/debs/kiosk_*_arm64.deb)
 t0=$(ms)
-if apt-get install -y -q --no-download -o Debug::NoLocking=0 "$deb" >/tmp/apt.txt 2>&1 && [ "$(dpkg-query -W -f='${Status}' kiosk)" = "install ok installed" ]; then
+if apt-get install -y -q "$deb" >/tmp/apt.txt 2>&1 && [ "$(dpkg-query -W -f='${Status}' kiosk)" = "install ok installed" ]; then
   pass "apt install ./$(basename "$deb"): installed in $(($(ms) - t0)) ms, no network, $(dpkg-query -W -f='${Version}' kiosk), enabled: $(systemctl is-enabled kiosk)"
 else
   fail "apt install ./$(basename "$deb") failed"; show /tmp/apt.txt; finish
+fi
+
+# GPIO permissions as a user of plain Debian sets them up (README, "GPIO permissions"): after the
+# package (which makes the gpio group), the udev rule, then udevadm trigger. (The image has the
+# rule from its first boot, before the group existed: it is taken out before the install.)
+echo 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' >/etc/udev/rules.d/60-gpiochip.rules
+udevadm trigger -s gpio && udevadm settle
+if [ "$(stat -c %G /dev/$CHIP)" = gpio ]; then
+  pass "GPIO permissions as the README says for plain Debian: 60-gpiochip.rules, then udevadm trigger -s gpio: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }')"
+else
+  fail "GPIO permissions: /dev/$CHIP is $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }') after 60-gpiochip.rules and udevadm trigger -s gpio (gpio group: $(getent group gpio))"
+  systemctl restart systemd-udevd; udevadm trigger -s gpio; udevadm settle
+  info "after restarting udevd: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }')"
 fi
 
 # ---- 2. ready: the postinst started it on the default settings (vivid's /dev/video0) ---------------------
@@ -165,6 +186,7 @@ subpid=$!
 sleep 1
 trace_on || fail "no gpio_value tracepoint in this kernel"
 mark
+systemctl reset-failed kiosk 2>/dev/null
 systemctl restart kiosk
 if wait_journal 'event=scan ' 40; then
   sleep 3   # the card stays in view: more frames of the same code, still one report
@@ -241,6 +263,7 @@ EOF
 rm -f /etc/systemd/system/kiosk.service.d/mqtt.conf; systemctl daemon-reload
 trace_on
 mark
+systemctl reset-failed kiosk 2>/dev/null
 systemctl start kiosk
 if wait_journal 'event=door state=closed' 40; then
   if jlog | grep -q 'event=verdict result=granted' && jlog | grep -q 'event=door state=open'; then
@@ -258,13 +281,16 @@ else fail "strike: want levels 010 with about 1000 ms open, got ${levels:-none},
 # ---- 9. libcamera: the plugin built for arm64 from the package's source, a code injected through vimc ---------
 install -D -m 0644 $P/kiosk-libcamera.so /usr/local/lib/kiosk/kiosk-libcamera.so
 echo 0 >/sys/module/vimc/parameters/stall 2>/dev/null
-cp $P/frames/qr-BGR888-636x480.raw /tmp/lc-qr.raw
 cat >/etc/default/kiosk <<EOF
 KIOSK_CAMERA=libcamera
 EOF
 mark
+systemctl reset-failed kiosk 2>/dev/null
 systemctl start kiosk
 if wait_active 60; then
+  # The frame injected at vimc's capture is raw BGR888 of the size libcamera asked for.
+  lcsize=$(jlog | grep -o 'event=camera_open .*' | head -1 | sed -n 's/.* size=\([0-9]*x[0-9]*\).*/\1/p')
+  cp "$P/frames/qr-BGR888-$lcsize.raw" /tmp/lc-qr.raw 2>/dev/null || fail "libcamera: no BGR888 frame of the size opened (${lcsize:-none})"
   echo /tmp/lc-qr.raw >/sys/module/vimc/parameters/inject
   if wait_journal 'event=scan .*KIOSK-VM-LC-0001' 30; then
     pass "libcamera: $(jlog | grep -o 'event=camera_open .*' | head -1 | cut -c1-70); $(jlog | grep -o 'event=scan .*' | head -1 | cut -c1-80)"

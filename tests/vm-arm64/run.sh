@@ -282,22 +282,23 @@ stamp "payload: $(basename "$DEB"), $(ls "$PL/frames" | wc -l) frames, the plugi
 qemu-img create -q -f qcow2 -b "$IMG" -F raw "$W/root.qcow2"
 LOG=$CACHE/last-run.log
 : >"$LOG"
+console() { tr -d '\r' <"$LOG" | sed 's/\x1b[^a-zA-Z]*[a-zA-Z]//g'; }   # the console, its escape sequences out
 BOOT_APPEND=$APPEND
 qemu_boot "$LOG" "file=$W/root.qcow2,format=qcow2" "file=$W/payload.img,format=raw"
 t0=$SECONDS booted=0 QSTATUS=
 while kill -0 "$QPID" 2>/dev/null; do
-  if [ $booted = 0 ] && grep -q '^INFO guest up' "$LOG"; then booted=1; stamp "booted: $(tr -d '\r' <"$LOG" | grep -m1 '^INFO guest up' | cut -c6-)"; fi
+  if [ $booted = 0 ] && console | grep -q '^INFO guest up'; then booted=1; stamp "booted: $(console | grep -m1 '^INFO guest up' | cut -c6-)"; fi
   [ $booted = 0 ] && [ $((SECONDS - t0)) -ge "$BOOT_S" ] && break
   [ $((SECONDS - t0)) -ge "$TIMEOUT_S" ] && break
   sleep 1
 done
 if kill -0 "$QPID" 2>/dev/null; then kill "$QPID"; wait "$QPID" 2>/dev/null; QSTATUS=124; else wait "$QPID"; QSTATUS=$?; fi
 QPID=
-tr -d '\r' <"$LOG" | grep -E '^(PASS|FAIL|INFO) ' || true
+console | grep -E '^(PASS|FAIL|INFO) ' || true
 stamp "VM finished (QEMU status $QSTATUS; console in $LOG)"
-passed=$(tr -d '\r' <"$LOG" | grep -c '^PASS ' || true)
-failed=$(tr -d '\r' <"$LOG" | grep -c '^FAIL ' || true)
-result=$(tr -d '\r' <"$LOG" | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -1 || true)
+passed=$(console | grep -c '^PASS ' || true)
+failed=$(console | grep -c '^FAIL ' || true)
+result=$(console | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -1 || true)
 if [ $booted = 0 ]; then
   echo "FAIL vm-arm64: the guest did not boot within ${BOOT_S}s (no 'guest up' line; see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1))
 elif [ -z "$result" ]; then
