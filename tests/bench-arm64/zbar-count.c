@@ -2,12 +2,13 @@
 /* zbar-count: the baseline of `make bench-arm64` (tests/bench-arm64/run.sh), cross-built for arm64
  * against the sysroot's libzbar and run under qemu-aarch64 with the instruction-count plugin.
  *
- *   zbar-count zbar FILE W H [STRIDE]
+ *   zbar-count zbar FILE W H [STRIDE [SYMBOLOGIES]]
  *                               zbar on every full frame, as zbarcam scans (zbar's defaults: every
  *                               symbology it has, full density); prints "read FRAME SYMBOLOGY DATA"
  *                               the first time each payload is read, then "frames N" and
  *                               "scanned M": with STRIDE (default 1) only every STRIDE-th frame is
- *                               scanned (a sample: the cost per scanned frame is the figure)
+ *                               scanned (a sample: the cost per scanned frame is the figure);
+ *                               SYMBOLOGIES (zbar's names, "qrcode,ean13,...") enables only those
  *   zbar-count floor FILE W H   touches each byte of each frame once (a sum): the floor
  *   zbar-count read FILE W H    only reads the frames: the part the other two share, subtracted
  *
@@ -18,8 +19,8 @@
 #include <zbar.h>
 
 int main(int argc, char **argv) {
-    if (argc != 5 && argc != 6) { fprintf(stderr, "usage: zbar-count zbar|floor|read FILE W H [STRIDE]\n"); return 64; }
-    long stride = argc == 6 ? atol(argv[5]) : 1, scanned = 0;
+    if (argc < 5 || argc > 7) { fprintf(stderr, "usage: zbar-count zbar|floor|read FILE W H [STRIDE [SYMBOLOGIES]]\n"); return 64; }
+    long stride = argc >= 6 ? atol(argv[5]) : 1, scanned = 0;
     if (stride < 1) stride = 1;
     const char *mode = argv[1];
     int w = atoi(argv[3]), h = atoi(argv[4]);
@@ -28,6 +29,15 @@ int main(int argc, char **argv) {
     if (!in || w < 1 || h < 1) { perror(argv[2]); return 1; }
     unsigned char *buf = malloc(size);
     zbar_image_scanner_t *scanner = zbar_image_scanner_create();
+    if (argc == 7) {
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0);
+        char list[512], setting[64];
+        snprintf(list, sizeof list, "%s", argv[6]);
+        for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+            snprintf(setting, sizeof setting, "%s.enable=1", name);
+            if (zbar_image_scanner_parse_config(scanner, setting)) { fprintf(stderr, "zbar-count: unknown symbology %s\n", name); return 64; }
+        }
+    }
     zbar_image_t *image = zbar_image_create();
     zbar_image_set_format(image, zbar_fourcc('Y', '8', '0', '0'));
     zbar_image_set_size(image, w, h);
