@@ -60,7 +60,8 @@ fi
 # --- the plugin, against the very qemu-user installed --------------------------------------------------
 QVER=$(dpkg-query -W -f='${source:Version}' qemu-user)
 PLUGIN=$CACHE/libinsn-count-$QVER-$(sha256sum "$HERE/insn-count.c" | cut -c1-12).so
-if [ ! -e "$PLUGIN" ]; then
+QINC=$CACHE/qemu-include-$QVER
+if [ ! -f "$QINC/qemu-plugin.h" ]; then
   A=$CACHE/apt
   mkdir -p "$A/lists/partial" "$A/cache/archives/partial" "$CACHE/qemu-src"
   cat >"$A/sources.list" <<EOF
@@ -75,11 +76,14 @@ EOF
   (cd "$CACHE/qemu-src" && apt-get "${apto[@]}" source --download-only "qemu=$QVER") >>"$CACHE/apt.log" 2>&1 \
     || { tail "$CACHE/apt.log"; die "apt-get source qemu=$QVER failed"; }
   orig=$(ls "$CACHE"/qemu-src/qemu_*.orig.tar.* | head -1)
-  rm -rf "$CACHE/qemu-include" && mkdir -p "$CACHE/qemu-include"
-  tar -xf "$orig" -C "$CACHE/qemu-include" --wildcards --strip-components=3 '*/include/qemu/qemu-plugin.h'
-  [ -f "$CACHE/qemu-include/qemu-plugin.h" ] || die "no include/qemu/qemu-plugin.h in $orig"
-  gcc -O2 -shared -fPIC -Wall -I "$CACHE/qemu-include" -o "$PLUGIN" "$HERE/insn-count.c" || die "the plugin did not build"
-  rm -rf "$CACHE/qemu-src"   # the header is all it was for
+  rm -rf "$CACHE"/qemu-include* && mkdir -p "$QINC"
+  tar -xf "$orig" -C "$QINC" --wildcards --strip-components=3 '*/include/qemu/qemu-plugin.h'
+  [ -f "$QINC/qemu-plugin.h" ] || die "no include/qemu/qemu-plugin.h in $orig"
+  rm -rf "$CACHE/qemu-src" "$A"   # the header is all they were for
+fi
+if [ ! -e "$PLUGIN" ]; then
+  rm -f "$CACHE"/libinsn-count-*.so
+  gcc -O2 -shared -fPIC -Wall -I "$QINC" -o "$PLUGIN" "$HERE/insn-count.c" || die "the plugin did not build"
   say "plugin built: $PLUGIN"
 fi
 
