@@ -55,7 +55,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
@@ -220,6 +220,20 @@ test-arm64: deploy-deps
 # installs its own Debian packages (the list is VM_PACKAGES in tests/vm/run.sh).
 test-vm: deps
 	tests/vm/run.sh --require
+
+# The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
+# run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
+# against vivid, gpio-sim, vimc and a Mosquitto in the guest (tests/vm-arm64/run.sh; cached in
+# .cache/vm-arm64; README "The arm64 package on an emulated Pi").
+test-vm-arm64: deploy-deps
+	tests/vm-arm64/run.sh
+
+# What a frame costs on an arm64 CPU, counted: instructions per frame of the kiosk, of zbar on
+# every full frame and of the floor, under qemu-aarch64 with a per-thread instruction-count
+# plugin (tests/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; README "What a frame costs
+# on a Pi").
+bench-arm64: deploy-deps
+	tests/bench-arm64/run.sh $(BENCH_ARGS)
 
 # The accuracy table (README "Accuracy"): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.

@@ -25,6 +25,9 @@ public enum DevCommand {
       kiosk-dev credentials [--json] [--iterations N]
                           one credential's verification (ES256, Ed25519) and an idle frame with
                           credentials mode on and off (make bench-credentials)
+      kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
+                          a bench workload's frames into FILE, and the frame loop over them,
+                          for instruction counts under qemu-aarch64 (make bench-arm64)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -42,6 +45,8 @@ public enum DevCommand {
             return WiegandJitter.main(Array(args.dropFirst()))
         case "osdp-reply":
             return OSDPReplyBench.main(Array(args.dropFirst()))
+        case "count":
+            return CountBench.main(Array(args.dropFirst()))
         case "--help", "-h", "help":
             print(helpText)
             return 0

@@ -6,12 +6,14 @@
 #   tests/arm64/build.sh             the release kiosk (-c release --static-swift-stdlib --product kiosk)
 #   tests/arm64/build.sh --deb       and build/kiosk_<version>_arm64.deb from it (`make deb ARCH=arm64`)
 #   tests/arm64/build.sh --tests     and the XCTest bundle for arm64 (optimised, with -enable-testing)
+#   tests/arm64/build.sh --dev       and kiosk-dev for arm64 (release; the bench's workloads, for
+#                                    tests/bench-arm64/run.sh)
 #   tests/arm64/build.sh --reference and the amd64 release binary from the same root and sources
 #                                    (the reference of tests/arm64/run.sh's decode comparison)
 #   --out DIR                        where --deb writes the .deb (default: build/)
 #
 # Prints what it used and made, one `NAME PATH` line each (sdk, root: the trixie root; binary,
-# deb, tests, reference), on stdout; the build's own output goes to stderr. The products stay in
+# deb, tests, dev, reference), on stdout; the build's own output goes to stderr. The products stay in
 # the trixie root's copy of the checkout (.build/arm64 and .build/arm64-tests, beside the trixie
 # tier's .build, whose release build is the reference), so a second run rebuilds what changed.
 # The SDK is bind-mounted read-only at /opt/kiosk-arm64 inside the root, in a mount namespace of
@@ -22,16 +24,17 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 MOUNT=/opt/kiosk-arm64
-WANT_DEB=0 WANT_TESTS=0 WANT_REF=0
+WANT_DEB=0 WANT_TESTS=0 WANT_REF=0 WANT_DEV=0
 OUT=$REPO/build
 while [ $# -gt 0 ]; do
   case "$1" in
     --deb) WANT_DEB=1 ;;
     --tests) WANT_TESTS=1 ;;
     --reference) WANT_REF=1 ;;
+    --dev) WANT_DEV=1 ;;
     --out) OUT=${2:?--out needs a folder}; shift ;;
-    -h|--help) sed -n '3,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "usage: $0 [--deb] [--tests] [--reference] [--out DIR]" >&2; exit 64 ;;
+    -h|--help) sed -n '3,22s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "usage: $0 [--deb] [--tests] [--dev] [--reference] [--out DIR]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -51,6 +54,7 @@ steps="$steps; echo '== arm64 release' >&2; $MOUNT/swift-build -c release --stat
 # under qemu the suite took 14 minutes as a debug build (the scene-rendering tests, on a fake
 # clock, are CPU-bound), under 3 as an optimised one.
 [ $WANT_TESTS = 1 ] && steps="$steps; echo '== arm64 tests' >&2; $MOUNT/swift-build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build/arm64-tests >&2"
+[ $WANT_DEV = 1 ] && steps="$steps; echo '== arm64 kiosk-dev' >&2; $MOUNT/swift-build -c release --static-swift-stdlib --product kiosk-dev \$a64 >&2"
 [ $WANT_REF = 1 ] && steps="$steps; echo '== amd64 release (reference)' >&2; swift build -c release --static-swift-stdlib --product kiosk >&2"
 # The SDK's folder, read-only at $MOUNT; tests/trixie/run.sh adds its own mounts (proc, dev, sys,
 # ../shared) in the same private namespace and takes them down again.
@@ -68,6 +72,11 @@ binary=$products/arm64/aarch64-unknown-linux-gnu/release/kiosk
 echo "sdk $SDK"
 echo "root $TROOT"
 echo "binary $binary"
+if [ $WANT_DEV = 1 ]; then
+  dev=$products/arm64/aarch64-unknown-linux-gnu/release/kiosk-dev
+  [ -x "$dev" ] || die "no kiosk-dev at $dev"
+  echo "dev $dev"
+fi
 if [ $WANT_TESTS = 1 ]; then
   tests=$products/arm64-tests/aarch64-unknown-linux-gnu/release/kioskPackageTests.xctest
   [ -x "$tests" ] || die "no test bundle at $tests"

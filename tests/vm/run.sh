@@ -17,6 +17,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+. "$HERE/modules.sh"
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
 GPIOD2=0
@@ -105,27 +106,18 @@ VIMC_STAMP=$(sha256sum "$HERE/vimc-inject.patch" | cut -c1-16)   # a new patch r
 vimc_built() { [ "$(cat "$K/vimc.done" 2>/dev/null)" = "$VIMC_STAMP" ]; }
 KS=$K/linux-source
 ksrc=""
-[ -e "$K/gpio-sim.done" ] || ksrc="drivers/gpio/gpio-sim.c drivers/gpio/gpiolib.h kernel/irq/irq_sim.c"
-vimc_built || ksrc="$ksrc drivers/media/test-drivers/vimc"
+[ -e "$K/gpio-sim.done" ] || ksrc=$OOT_GPIO_SIM_FILES
+vimc_built || ksrc="$ksrc $OOT_VIMC_FILES"
 if [ -n "$ksrc" ]; then
-  rm -rf "$KS" && mkdir -p "$KS"
   dpkg-deb --fsys-tarfile "$(fetch "$KSRC_PKG=$KPKGVER")" | tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
-    tar -xJ -C "$KS" --strip-components=1 $(for f in $ksrc; do echo "$KSRC_PKG/$f"; done)
+    oot_unpack_source "$KSRC_PKG" "$KS" $ksrc
   stamp "linux-source unpacked:$(for f in $ksrc; do printf ' %s' "${f##*/}"; done)"
 fi
 
-# --- gpio-sim, out of tree -----------------------------------------------------------------------
+# --- gpio-sim, out of tree (tests/vm/modules.sh) -------------------------------------------------
 if [ ! -e "$K/gpio-sim.done" ]; then
-  src=$K/gpio-sim
-  rm -rf "$src" && mkdir -p "$src"
-  cp "$KS"/drivers/gpio/gpio-sim.c "$KS"/drivers/gpio/gpiolib.h "$KS/kernel/irq/irq_sim.c" "$src/"
-  # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
-  sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$src/irq_sim.c"
-  grep -q 'generic_handle_irq(irqnum)' "$src/irq_sim.c" || die "irq_sim.c: the irq_to_desc patch did not apply"
-  printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >>"$src/irq_sim.c"
-  echo 'obj-m := gpio-sim.o irq_sim.o' >"$src/Kbuild"
-  make -s -C "$KDIR" M="$src" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "gpio-sim did not build"; }
-  mkdir -p "$MODDIR/updates" && cp "$src/gpio-sim.ko" "$src/irq_sim.ko" "$MODDIR/updates/"
+  oot_build_gpio_sim "$KS" "$KDIR" "$K"
+  mkdir -p "$MODDIR/updates" && cp "$K/gpio-sim.ko" "$K/irq_sim.ko" "$MODDIR/updates/"
   depmod -b "$K/kroot" "$KVER"
   touch "$K/gpio-sim.done"
   stamp "gpio-sim built"
@@ -133,12 +125,8 @@ fi
 
 # --- vimc, out of tree, with the frame-injection patch (vimc-inject.patch): libcamera's test camera
 if ! vimc_built; then
-  src=$K/vimc
-  rm -rf "$src" && cp -r "$KS/drivers/media/test-drivers/vimc" "$src"
-  patch -s -d "$src" -p1 <"$HERE/vimc-inject.patch" || die "vimc-inject.patch did not apply"
-  sed 's/\$(CONFIG_VIDEO_VIMC)/m/' "$src/Makefile" >"$src/Kbuild"
-  make -s -C "$KDIR" M="$src" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "vimc did not build"; }
-  mkdir -p "$MODDIR/updates" && strip --strip-debug -o "$MODDIR/updates/vimc.ko" "$src/vimc.ko"
+  oot_build_vimc "$KS" "$KDIR" "$HERE/vimc-inject.patch" "$K" strip
+  mkdir -p "$MODDIR/updates" && cp "$K/vimc.ko" "$MODDIR/updates/vimc.ko"
   depmod -b "$K/kroot" "$KVER"
   echo "$VIMC_STAMP" >"$K/vimc.done"
   stamp "vimc built"

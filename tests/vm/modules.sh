@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+# The out-of-tree kernel modules of the VM tiers (sourced by tests/vm/run.sh, amd64, and
+# tests/vm-arm64/run.sh, arm64): Debian builds neither CONFIG_GPIO_SIM nor CONFIG_VIDEO_VIMC, so
+# both are compiled from the few files of Debian's own linux-source they need. The caller defines
+# die() and stamp(), and passes the kernel build folder (linux-headers-*), the unpacked sources, and
+# make's extra arguments (ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- for a cross build).
+
+# The linux-source files each module needs (paths inside the source tree).
+OOT_GPIO_SIM_FILES="drivers/gpio/gpio-sim.c drivers/gpio/gpiolib.h kernel/irq/irq_sim.c"
+OOT_VIMC_FILES="drivers/media/test-drivers/vimc"
+
+# oot_unpack_source KSRC_PKG DEST FILE...: the tar.xz of linux-source (on stdin) unpacked into
+# DEST, only FILE... (as listed above).
+oot_unpack_source() {
+  local pkg=$1 dest=$2; shift 2
+  rm -rf "$dest" && mkdir -p "$dest"
+  tar -xJ -C "$dest" --strip-components=1 $(for f in "$@"; do echo "$pkg/$f"; done)
+}
+
+# oot_build_gpio_sim KS KDIR OUTDIR [MAKEARGS...]: gpio-sim.ko and irq_sim.ko (the interrupt
+# simulator it needs, a module of its own here) into OUTDIR; the build in OUTDIR/gpio-sim.
+# With OOT_IRQ_SIM_BUILTIN=1 (a kernel with CONFIG_IRQ_SIM=y) only gpio-sim.ko.
+oot_build_gpio_sim() {
+  local ks=$1 kdir=$2 out=$3; shift 3
+  local src=$out/gpio-sim
+  rm -rf "$src" && mkdir -p "$src"
+  cp "$ks"/drivers/gpio/gpio-sim.c "$ks"/drivers/gpio/gpiolib.h "$src/"
+  if [ "${OOT_IRQ_SIM_BUILTIN:-0}" = 1 ]; then
+    echo 'obj-m := gpio-sim.o' >"$src/Kbuild"
+  else
+    cp "$ks/kernel/irq/irq_sim.c" "$src/"
+    # irq_to_desc() is not exported to modules; generic_handle_irq() does the same here.
+    sed -i 's/handle_simple_irq(irq_to_desc(irqnum))/generic_handle_irq(irqnum)/' "$src/irq_sim.c"
+    grep -q 'generic_handle_irq(irqnum)' "$src/irq_sim.c" || die "irq_sim.c: the irq_to_desc patch did not apply"
+    printf '\n#include <linux/module.h>\nMODULE_LICENSE("GPL");\n' >>"$src/irq_sim.c"
+    echo 'obj-m := gpio-sim.o irq_sim.o' >"$src/Kbuild"
+  fi
+  make -s -C "$kdir" M="$src" "$@" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "gpio-sim did not build"; }
+  cp "$src/gpio-sim.ko" "$out/"
+  [ -e "$src/irq_sim.ko" ] && cp "$src/irq_sim.ko" "$out/"
+  return 0
+}
+
+# oot_build_vimc KS KDIR PATCH OUTDIR STRIP [MAKEARGS...]: vimc.ko with the frame-injection patch
+# (tests/vm/vimc-inject.patch) into OUTDIR, debug info stripped with STRIP (strip, or
+# aarch64-linux-gnu-strip); the build in OUTDIR/vimc.
+oot_build_vimc() {
+  local ks=$1 kdir=$2 patch=$3 out=$4 strip=$5; shift 5
+  local src=$out/vimc
+  rm -rf "$src" && cp -r "$ks/drivers/media/test-drivers/vimc" "$src"
+  patch -s -d "$src" -p1 <"$patch" || die "vimc-inject.patch did not apply"
+  sed 's/\$(CONFIG_VIDEO_VIMC)/m/' "$src/Makefile" >"$src/Kbuild"
+  make -s -C "$kdir" M="$src" "$@" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "vimc did not build"; }
+  "$strip" --strip-debug -o "$out/vimc.ko" "$src/vimc.ko"
+}
