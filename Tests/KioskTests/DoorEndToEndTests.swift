@@ -99,7 +99,12 @@ final class DoorEndToEndTests: XCTestCase {
         XCTAssertTrue(kiosk.waitFor("tamper", count: 2), kiosk.text)
         // What the broker saw, before the kiosk goes (its last will and offline come after).
         let want = ["closed", "open", "closed", "forced", "closed", "open", "held", "closed"]
-        let seen = sub.waitFor { m in m.filter { $0.topic == topic + "/door" }.count >= want.count && m.filter { $0.topic == topic + "/alarm" }.count >= 6 }
+        // The state that says tamper ok again is published after the alarm's end: wait for it too.
+        let seen = sub.waitFor { m in
+            m.filter { $0.topic == topic + "/door" }.count >= want.count && m.filter { $0.topic == topic + "/alarm" }.count >= 6
+                && (m.last { $0.topic == topic + "/state" }.map { json($0)["tamper"] as? String == "ok" } ?? false)
+                && m.contains { $0.topic == topic + "/state" && json($0)["tamper"] as? String == "alarm" }
+        }
         replay.feed(try FleetEndToEndTests.frame(nil))
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
 
