@@ -99,40 +99,19 @@ public struct OSDPStore: OSDPKeeper {
     }
 
     static func readSmallFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        guard n >= 0 else { return nil }
-        return Array(buffer[0..<n])
+        (try? SmallFile.read(path, limit: 128)) ?? nil
     }
 
-    /// A temporary file beside `path` (mode 0600), written, fsynced, renamed over `path`, the
-    /// directory fsynced: after a power cut the file is the old one or the new one, never torn.
+    /// Mode 0600, durably (`SmallFile.replace`): after a power cut the file is the old one or the
+    /// new one, never torn.
     static func writeDurably(_ bytes: [UInt8], to path: String) -> Bool {
         let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         _ = mkdir(directory, 0o700)
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count, fsync(fd) == 0 else {
-            close(fd)
-            unlink(temporary)
+        do {
+            try SmallFile.replace(path, with: bytes, mode: 0o600)
+            return true
+        } catch {
             return false
         }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        let dir = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 {
-            _ = fsync(dir)
-            close(dir)
-        }
-        return true
     }
 }

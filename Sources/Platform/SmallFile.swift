@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import Platform
 
-/// Reading and durably replacing small files, without Foundation.
-enum SmallFile {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+/// Reading and durably replacing small files, without Foundation: the used-token store
+/// (credentials), the OSDP key and bus settings.
+public enum SmallFile {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The whole file (at most `limit` bytes: more is an error), or nil when it does not exist.
-    static func read(_ path: String, limit: Int = 4 << 20) throws -> [UInt8]? {
+    public static func read(_ path: String, limit: Int = 4 << 20) throws -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT { return nil }
@@ -33,7 +34,7 @@ enum SmallFile {
     /// Replaces `path` with `bytes` so that a crash at any moment leaves the old file or the new
     /// one, never a part: a temporary file beside it, written, fsynced, renamed over it, and the
     /// folder fsynced (the rename itself on disk) before this returns.
-    static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
+    public static func replace(_ path: String, with bytes: [UInt8], mode: mode_t = 0o600) throws {
         let temporary = path + ".new"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(description: "\(temporary): \(Errno.current.message)") }
