@@ -145,16 +145,20 @@ soak: deps
 	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping), FUZZ_SECONDS
-# each. The seeds are in Fuzz/Corpus; what a run learns stays in .build/fuzz; a crash is written
-# to Fuzz/Crashes/ and fails the target (keep it, and add it to the tests).
+# each. The seeds are in Fuzz/Corpus; what a run learns stays in FUZZ_WORK (kept from run to run,
+# the seeds merged in each time); a crash or a failed check is written to Fuzz/Crashes/ and fails
+# the target (keep it, and add it to the tests). CI runs it (.ci/run, FUZZ_SECONDS there).
+# FUZZ_TARGETS: one SEEDS:EXECUTABLE a target (Fuzz/Corpus/SEEDS, Fuzz/Sources/EXECUTABLE).
 FUZZ_SECONDS ?= 60
+FUZZ_WORK ?= .build/fuzz
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
-	for t in configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape; do \
-	  seeds=$${t%%:*}; exe=$${t##*:}; work=.build/fuzz/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
+	for t in $(FUZZ_TARGETS); do \
+	  seeds=$${t%%:*}; exe=$${t##*:}; work=$(FUZZ_WORK)/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
 	  echo "== $$exe ($(FUZZ_SECONDS) s)"; \
 	  if ! $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; then \
 	    tail -30 $$work.log; echo "fuzz: $$exe found a crash (Fuzz/Crashes/)"; exit 1; fi; \
