@@ -37,7 +37,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
+.PHONY: all deps print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory bench-zoom bench-wiegand test-examples deb demo test accuracy test-deploy test-vm test-sanitizers soak fuzz clean
 
 all: build
 
@@ -89,6 +89,11 @@ bench-zoom: release
 bench-wiegand: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev wiegand-jitter $(BENCH_ARGS)
+
+# The idle kiosk's memory (README, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
+# empty replay, then with KIOSK_MQTT_URL at a loopback broker (tests/memory/idle-rss.sh).
+bench-memory: release
+	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
 test-examples:
