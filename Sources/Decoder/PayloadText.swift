@@ -13,8 +13,10 @@ import Policy
 ///    characters keep JIS X 0208's mapping.
 /// 3. EUC-JP and GB2312 (issue 23), which zxing does not guess: bytes of their shape
 ///    (`CharsetGuess.eucShape`: high bytes in pairs 0xA1-0xFE, two pairs at least) that zxing would
-///    call ISO-8859-1, or Shift-JIS on half-width katakana alone, are EUC-JP when they hold kana
-///    or GB2312 refuses them, else GB2312, as long as iconv takes them whole.
+///    call ISO-8859-1 (or Shift-JIS that iconv refuses) are EUC-JP when they hold kana or GB2312
+///    refuses them, else GB2312, as long as iconv takes them whole. Bytes that are all half-width
+///    katakana to Shift-JIS stay zxing's katakana (`ﾃﾞｻﾞｲﾝ`): GB2312 text whose bytes are all
+///    below 0xE0 is not told from them.
 /// Valid UTF-8 is text as it is (Code 128 code set A encodes control characters on purpose; the
 /// log escapes them). Bytes that are not UTF-8 and would, as Shift-JIS or ISO-8859-1, hold control
 /// characters other than TAB, LF, CR and the separators of ISO/IEC 15434 (EOT, FS, GS, RS) are
@@ -32,15 +34,11 @@ public enum PayloadText {
         if let s = String(validating: bytes, as: UTF8.self) { return (s, .utf8) }
         let latin1 = CharsetGuess.canBeLatin1(bytes)
         let guess = CharsetGuess.guess(bytes)
-        if guess == .shiftJIS, CharsetGuess.hasShiftJISDoubleByte(bytes), let s = shiftJISToString(bytes) {
-            return isText(s) ? (s, .shiftJIS) : nil
-        }
+        let sjis = guess == .shiftJIS ? shiftJISToString(bytes) : nil
+        if let s = sjis { return isText(s) ? (s, .shiftJIS) : nil }
         if let euc = CharsetGuess.eucShape(bytes) {
             let gb = euc.kana ? nil : convert(bytes, from: "GB2312")
             if let s = gb ?? convert(bytes, from: "EUC-JP"), isText(s) { return (s, gb == nil ? .eucJP : .gb2312) }
-        }
-        if guess == .shiftJIS, let s = shiftJISToString(bytes) {
-            return isText(s) ? (s, .shiftJIS) : nil
         }
         guard latin1 else { return nil }
         var s = ""

@@ -62,18 +62,6 @@ public enum CharsetGuess {
         return pairs >= 2 ? (pairs, kana) : nil
     }
 
-    /// Whether zxing's Shift-JIS guess rests on double-byte characters (not on half-width
-    /// katakana alone, which EUC text also looks like).
-    public static func hasShiftJISDoubleByte(_ bytes: [UInt8]) -> Bool {
-        var i = 0
-        while i < bytes.count {
-            let b = bytes[i]
-            if (0x81...0x9F).contains(b) || (0xE0...0xEF).contains(b) { return true }
-            i += 1
-        }
-        return false
-    }
-
     /// Whether the bytes can be ISO-8859-1 text at all (no C1 control byte).
     public static func canBeLatin1(_ bytes: [UInt8]) -> Bool {
         !bytes.contains { $0 >= 0x80 && $0 <= 0x9F }
