@@ -171,12 +171,21 @@ public final class BarcodeScanner {
             if pass == .zxing, let zxing {
                 let t0 = clock.now()
                 var codes = zxing.read(luma, in: r)
+                // The pass's estimate is its whole-region read's cost; the retries below are
+                // budgeted one by one from it.
+                zxingNsPerPixel = Double(clock.now() - t0) / Double(max(1, w * h))
                 if codes.isEmpty, zxing.readsCentred, let window = centredWindow(r) {
                     // zxing-cpp 1.4 looks for an Aztec code's bullseye near the middle of the
                     // picture: once more, on a square around the region's edges.
                     codes = zxing.readCentred(luma, in: window)
+                    // And 1.4 reads an Aztec code at a slant, or of small modules, only turned
+                    // square and enlarged (issue 23), each try inside the budget.
+                    for scale in [1, 2, 3] where codes.isEmpty {
+                        let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
+                        if scale > 1, clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
+                        codes = readResampled(zxing, window: window, region: r, scale: scale)
+                    }
                 }
-                zxingNsPerPixel = Double(clock.now() - t0) / Double(max(1, w * h))
                 found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
             } else {
                 found = run(pass, region: r, agreement: &agreement)
@@ -237,6 +246,41 @@ public final class BarcodeScanner {
     /// A square around the region's strong edges (their spread and half as much again for the
     /// quiet zone, at most the region's smaller side), kept inside the region, in sensor pixels;
     /// nil when there are no edges.
+    /// The Aztec read of `window` (a square of the region, sensor pixels) resampled for
+    /// zxing-cpp 1.4 (issue 23): turned square to the picture by the slant of its edges
+    /// (`TurnedWindow`) and enlarged `scale` times, the outline mapped back. 1.4 samples an Aztec
+    /// code's grid from its bullseye and misses most codes turned 10-45 degrees or with modules
+    /// of a fractional number of pixels below about 5 (every photo's): both are read once turned
+    /// and enlarged twice or three times (SecondReaderTests). Nothing when the window is square
+    /// already (within 3 degrees) at scale 1.
+    private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, scale: Int) -> [ZXingReader.Code] {
+        gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
+            let base = buf.baseAddress!
+            let wx = window.x - r.x, wy = window.y - r.y
+            var degrees = 0.0
+            if let slant = TurnedWindow.slant(base + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
+               abs(slant.degrees) >= 3, slant.agreement >= 0.1 {
+                degrees = slant.degrees
+            }
+            guard degrees != 0 || scale > 1 else { return [] }
+            let side = window.width * scale
+            let cx = Double(wx) + Double(window.width) / 2, cy = Double(wy) + Double(window.height) / 2
+            let pixels = TurnedWindow.turned(base, width: r.width, height: r.height, rowStride: r.width, cx: cx, cy: cy, side: side,
+                                             degrees: degrees, scale: Double(scale))
+            let codes = pixels.withUnsafeBufferPointer { p in
+                zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
+            }
+            return codes.map { code in
+                var c = code
+                c.symbol.location = code.symbol.location.map { point in
+                    let q = TurnedWindow.untilted(point, cx: cx, cy: cy, side: side, degrees: degrees, scale: Double(scale))
+                    return PixelPoint(x: min(max(q.x, 0), r.width - 1) + r.x, y: min(max(q.y, 0), r.height - 1) + r.y)
+                }
+                return c
+            }
+        }
+    }
+
     private func centredWindow(_ r: PixelRect) -> PixelRect? {
         let centre = gathered.withUnsafeBufferPointer { PassImage.edgeCentre($0.baseAddress!, width: r.width, height: r.height) }
         guard let centre else { return nil }
