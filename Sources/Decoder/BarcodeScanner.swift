@@ -252,16 +252,17 @@ public final class BarcodeScanner {
     /// code's grid from its bullseye and misses most codes turned 10-45 degrees or with modules
     /// of a fractional number of pixels below about 5 (every photo's): both are read once turned
     /// and enlarged twice or three times (SecondReaderTests). Nothing when the window is square
-    /// already (within 3 degrees) at scale 1.
+    /// already (within 3 degrees) at scale 1, or when its edges run along one axis (a linear code:
+    /// the budget is left to the zbar passes).
     private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, scale: Int) -> [ZXingReader.Code] {
         gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
             let base = buf.baseAddress!
             let wx = window.x - r.x, wy = window.y - r.y
-            var degrees = 0.0
-            if let slant = TurnedWindow.slant(base + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
-               abs(slant.degrees) >= 3, slant.agreement >= 0.1 {
-                degrees = slant.degrees
-            }
+            // Only a window whose edges run along two axes (a matrix code, not a linear code's
+            // bars, which the zbar passes after this one are for).
+            guard let slant = TurnedWindow.slant(base + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
+                  slant.agreement >= 0.1, slant.oneAxis < slant.agreement / 2 else { return [] }
+            let degrees = abs(slant.degrees) >= 3 ? slant.degrees : 0
             guard degrees != 0 || scale > 1 else { return [] }
             let side = window.width * scale
             let cx = Double(wx) + Double(window.width) / 2, cy = Double(wy) + Double(window.height) / 2

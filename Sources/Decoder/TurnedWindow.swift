@@ -13,11 +13,14 @@ import Policy
 /// modulo 90 degrees. The window is then resampled (bilinear) turned back by that angle.
 enum TurnedWindow {
     /// The angle in degrees (-45, 45] that the edges of `p` (a `width` x `height` window in rows
-    /// of `rowStride`) make with the picture's axes, and how strongly they agree (0-1); nil when
-    /// the window has no edges.
-    static func slant(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int) -> (degrees: Double, agreement: Double)? {
+    /// of `rowStride`) make with the picture's axes, how strongly they agree (0-1), and how much
+    /// of that is one axis alone (`oneAxis`, 0-1: the directions taken twice): a matrix code's
+    /// edges run along both its axes (oneAxis near 0), a linear code's bars along one (near 1);
+    /// nil when the window has no edges.
+    static func slant(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int)
+        -> (degrees: Double, agreement: Double, oneAxis: Double)? {
         guard w >= 8, h >= 8 else { return nil }
-        var c = 0.0, s = 0.0, total = 0.0
+        var c = 0.0, s = 0.0, total = 0.0, c1 = 0.0, s1 = 0.0
         var y = 1
         while y < h - 1 {
             var x = 1
@@ -35,6 +38,8 @@ enum TurnedWindow {
                     let m = m2.squareRoot()
                     c += m * (c2 * c2 - s2 * s2)
                     s += m * (2 * s2 * c2)
+                    c1 += m * c2
+                    s1 += m * s2
                     total += m
                 }
                 x += 2
@@ -44,7 +49,8 @@ enum TurnedWindow {
         guard total > 0 else { return nil }
         let coarse = atan2(s, c) / 4
         let agreement = (c * c + s * s).squareRoot() / total
-        return (refined(p, width: w, height: h, rowStride: rowStride, around: coarse) * 180 / Double.pi, agreement)
+        let oneAxis = (c1 * c1 + s1 * s1).squareRoot() / total
+        return (refined(p, width: w, height: h, rowStride: rowStride, around: coarse) * 180 / Double.pi, agreement, oneAxis)
     }
 
     /// The mean gradient direction is off by a degree or so (Sobel's own bias, the paper's
