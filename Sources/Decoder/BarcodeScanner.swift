@@ -157,6 +157,7 @@ public final class BarcodeScanner {
         // ROI, tens of milliseconds for a multi-megapixel still in a debug build) are not in it.
         let start = clock.now()
         let budgetNs = UInt64(max(0, extraBudgetMs) * 1e6)
+        var resampleWindow: PixelRect?
         for pass in passes {
             // A zbar pass costs about what plain zbar cost, times its picture's area; the zxing
             // pass what it cost last time per pixel. None is started that would not end within
@@ -178,13 +179,7 @@ public final class BarcodeScanner {
                     // zxing-cpp 1.4 looks for an Aztec code's bullseye near the middle of the
                     // picture: once more, on a square around the region's edges.
                     codes = zxing.readCentred(luma, in: window)
-                    // And 1.4 reads an Aztec code at a slant, or of small modules, only turned
-                    // square and enlarged (issue 23), each try inside the budget.
-                    for scale in [1, 2, 3] where codes.isEmpty {
-                        let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
-                        if scale > 1, clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
-                        codes = readResampled(zxing, window: window, region: r, scale: scale)
-                    }
+                    if codes.isEmpty { resampleWindow = window }
                 }
                 found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
             } else {
@@ -192,6 +187,21 @@ public final class BarcodeScanner {
             }
             if !found.isEmpty {
                 counters.wins[pass, default: 0] += 1
+                return found
+            }
+        }
+        // Last, with what the budget has left after the zbar passes: zxing-cpp 1.4 reads an Aztec
+        // code at a slant, or of small modules, only turned square and enlarged (issue 23).
+        if let window = resampleWindow, let zxing {
+            var codes: [ZXingReader.Code] = []
+            for scale in [1, 2, 3] where codes.isEmpty {
+                let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
+                if clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
+                codes = readResampled(zxing, window: window, region: r, scale: scale)
+            }
+            let found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
+            if !found.isEmpty {
+                counters.wins[.zxing, default: 0] += 1
                 return found
             }
         }
