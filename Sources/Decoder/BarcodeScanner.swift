@@ -253,9 +253,6 @@ public final class BarcodeScanner {
         return agreement.admit(candidates)
     }
 
-    /// A square around the region's strong edges (their spread and half as much again for the
-    /// quiet zone, at most the region's smaller side), kept inside the region, in sensor pixels;
-    /// nil when there are no edges.
     /// The Aztec read of `window` (a square of the region, sensor pixels) resampled for
     /// zxing-cpp 1.4 (issue 23): turned square to the picture by the slant of its edges
     /// (`TurnedWindow`) and enlarged `scale` times, the outline mapped back. 1.4 samples an Aztec
@@ -292,6 +289,9 @@ public final class BarcodeScanner {
         }
     }
 
+    /// A square around the region's strong edges (their spread and half as much again for the
+    /// quiet zone, at most the region's smaller side), kept inside the region, in sensor pixels;
+    /// nil when there are no edges.
     private func centredWindow(_ r: PixelRect) -> PixelRect? {
         let centre = gathered.withUnsafeBufferPointer { PassImage.edgeCentre($0.baseAddress!, width: r.width, height: r.height) }
         guard let centre else { return nil }

@@ -87,7 +87,7 @@ enum TurnedWindow {
             let offset = w + h + 4
             for n in us.indices {
                 let q = alongFirst[n] ? us[n] * ct + vs[n] * st : -us[n] * st + vs[n] * ct
-                bins[Int(q.rounded()) + offset + (alongFirst[n] ? 0 : 0)] += 1
+                bins[Int(q.rounded()) + offset] += 1
             }
             var score = 0.0
             for b in bins where b > 1 { score += Double(b * b) }
