@@ -430,6 +430,16 @@ final class FleetEndToEndTests: XCTestCase {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
             throw XCTSkip("needs root and unshare(1) to hide libmosquitto")
         }
+        // A private mount namespace, or nothing: inside a chroot (the trixie tier) / is no mount
+        // point and its propagation cannot be changed; a bind that could reach the machine's own
+        // namespace is never made.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--mount", "--propagation", "private", "/bin/true"]
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        probe.waitUntilExit()
+        guard probe.terminationStatus == 0 else { throw XCTSkip("no private mount namespace here (a chroot?) to hide libmosquitto in") }
         let still = folder.path + "/still"
         try FileManager.default.createDirectory(atPath: still, withIntermediateDirectories: true)
         try Data(Self.frame(nil)).write(to: URL(fileURLWithPath: still + "/0000.pgm"))
