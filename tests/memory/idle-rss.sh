@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The idle kiosk's memory (README, "Size"; issue 23): the peak RSS (/usr/bin/time -f %M) of
+# The idle kiosk's memory (README, "Size"; issue 23): the peak RSS (wait4's ru_maxrss, what
+# /usr/bin/time -f %M prints) of
 # `kiosk run` with the defaults on a replay of 600 empty 640x480 frames, the median of 5 runs; then
 # the same with KIOSK_MQTT_URL at a Mosquitto broker started here on a loopback port (what MQTT
 # costs when on: libmosquitto, libssl and libcrypto are loaded then, not before). A bench, not a
@@ -17,7 +18,7 @@ case "${1:-}" in
   *) echo "usage: $0 [--binary PATH]" >&2; exit 64 ;;
 esac
 [ -x "$binary" ] || { echo "idle-rss: no kiosk at $binary (make release)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "idle-rss: /usr/bin/time is missing (apt install time)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "idle-rss: python3 is missing (apt install python3)" >&2; exit 1; }
 work=$(mktemp -d)
 broker=
 trap '[ -n "$broker" ] && kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
@@ -32,7 +33,11 @@ PY
 median_rss() {  # median_rss ENV...: the median peak RSS in kB of 5 runs
   local runs=()
   for _ in 1 2 3 4 5; do
-    runs+=("$(env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" "$@" /usr/bin/time -f %M "$binary" run 2>&1 >/dev/null | tail -1)")
+    runs+=("$(env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" "$@" python3 -c '
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+sys.exit("kiosk run failed: status %d" % status) if status else print(usage.ru_maxrss)' "$binary" run)")
   done
   printf '%s\n' "${runs[@]}" | sort -n | sed -n 3p
 }
