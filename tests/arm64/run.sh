@@ -47,6 +47,8 @@ SKIP=(
   "CameraTests.LibV4L2DeviceTests/testCameraOverTheRealDeviceReportsTheErrorAndLeavesNothingOpen|the same: VIDIOC_QUERYCAP on /dev/null gets ENOSYS from qemu-user, not the kernel's ENOTTY"
   "MQTTTests.BrokerLinkTests/testTheLastWillSaysOfflineWhenTheKioskIsKilledAndOnlineComesBack|starts the arm64 MQTTTestChild program as a child to kill it: without binfmt_misc (never registered here) the kernel cannot run an arm64 program started from the emulated test; the same last will is checked on the arm64 kiosk itself by KioskTests.FleetEndToEndTests, which runs it through the qemu wrapper"
   "MQTTTests.BrokerLinkTests/testTheSpoolSurvivesSIGKILLWhileTheBrokerIsDown|the same child program; the spool surviving SIGKILL is checked on the arm64 kiosk by KioskTests.FleetEndToEndTests"
+  "MQTTTests.LibmosquittoOnFirstUseTests/testLibmosquittoIsNotMappedUntilUsed|starts the arm64 MQTTTestChild program to read its /proc/self/maps: the same child program as above"
+  "KioskTests.FleetEndToEndTests/testAMissingLibmosquittoIsNamedWithItsPackageAndExit69|hides the host's libmosquitto.so.1 in a mount namespace; the arm64 kiosk under qemu-user loads the sysroot's instead"
   "KioskTests.ScanHookTests/testProgramThatCannotStartIsLogged|qemu-user runs posix_spawn's vfork as a fork, so an exec that fails comes back as exit status 127 of a started child, not as posix_spawn's error"
 )
 # The suite runs as two processes side by side (it mostly waits: the end-to-end and signal tests
