@@ -55,7 +55,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
@@ -122,11 +122,17 @@ bench-wiegand: release
 bench-osdp: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev osdp-reply $(BENCH_ARGS)
+
 # One credential's verification (ES256, Ed25519) and an idle frame with credentials mode on and
 # off (README, "Signed and rotating credentials"): release build, as on the door.
 bench-credentials: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
+
+# The idle kiosk's memory (README, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
+# empty replay, then with KIOSK_MQTT_URL at a loopback broker (tests/memory/idle-rss.sh).
+bench-memory: release
+	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
 test-examples:
@@ -184,16 +190,20 @@ soak: deps
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes,
 # credentials: Base45, zlib, CBOR, COSE, CWT, KT1), FUZZ_SECONDS
-# each. The seeds are in Fuzz/Corpus; what a run learns stays in .build/fuzz; a crash is written
-# to Fuzz/Crashes/ and fails the target (keep it, and add it to the tests).
+# each. The seeds are in Fuzz/Corpus; what a run learns stays in FUZZ_WORK (kept from run to run,
+# the seeds merged in each time); a crash or a failed check is written to Fuzz/Crashes/ and fails
+# the target (keep it, and add it to the tests). CI runs it (.ci/run, FUZZ_SECONDS there).
+# FUZZ_TARGETS: one SEEDS:EXECUTABLE a target (Fuzz/Corpus/SEEDS, Fuzz/Sources/EXECUTABLE).
 FUZZ_SECONDS ?= 60
+FUZZ_WORK ?= .build/fuzz
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
-	for t in configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential; do \
-	  seeds=$${t%%:*}; exe=$${t##*:}; work=.build/fuzz/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
+	for t in $(FUZZ_TARGETS); do \
+	  seeds=$${t%%:*}; exe=$${t##*:}; work=$(FUZZ_WORK)/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
 	  echo "== $$exe ($(FUZZ_SECONDS) s)"; \
 	  if ! $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; then \
 	    tail -30 $$work.log; echo "fuzz: $$exe found a crash (Fuzz/Crashes/)"; exit 1; fi; \

@@ -62,7 +62,9 @@ let package = Package(
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
-        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto", pkgConfig: "libmosquitto"),
+        // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
+        // trampolines, mosquitto.h's types as they are; nothing links it.
+        .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
         // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.

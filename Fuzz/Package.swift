@@ -2,20 +2,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer targets for the kiosk's parsers of outside input. Built and run by `make fuzz`
 // (not by `make test`): swift build -c release -Xswiftc -sanitize=fuzzer,address ...
+import Foundation
 import PackageDescription
+
+// SwiftPM names a path dependency after its folder: "main" in /work/main, anything in a clone.
+let kiosk = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent.lowercased()
 
 let package = Package(
     name: "kiosk-fuzz",
     dependencies: [.package(path: "..")],
     targets: [
         .target(name: "CFuzzDriver"),
-        .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
-        .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 21: Base45, zlib, CBOR, COSE_Sign1, CWT, KT1 and the verifier.
-        .executableTarget(name: "FuzzCredential", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
-        .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        .executableTarget(name: "FuzzCredential", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 22: the OSDP framer and peripheral on bus bytes.
-        .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: "main")]),
+        .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -190,7 +190,9 @@ kiosk: hardening-no-fortify-functions [usr/bin/kiosk]
 kiosk: spelling-error-in-binary * [usr/bin/kiosk]
 EOF
 
-# Control files. Depends: what the binary links (dpkg-shlibdeps), plus adduser for postinst.
+# Control files. Depends: what the binary links (dpkg-shlibdeps), plus adduser for postinst, plus
+# libmosquitto1, which the kiosk loads on first use (dlopen, issue 23: KIOSK_MQTT_URL) and so
+# dpkg-shlibdeps cannot see; installed, it costs disk, not memory, until MQTT is configured.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
 shlibdeps=(dpkg-shlibdeps)
@@ -221,7 +223,7 @@ Version: $VERSION
 Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
-Depends: adduser, $shlibs
+Depends: adduser, $shlibs, libmosquitto1
 Suggests: libcamera-v4l2
 Section: misc
 Priority: optional

@@ -43,7 +43,7 @@ public enum KioskCommand {
         case "--version", "-V":
             print("kiosk \(kioskVersion)")
             print(LibgpiodChip.libraryVersion)
-            print("libmosquitto \(BrokerLink.libraryVersion)")
+            print(BrokerLink.loadLibrary().map { "libmosquitto: \($0)" } ?? "libmosquitto \(BrokerLink.libraryVersion)")
             return ExitStatus.ok
         default:
             return usageError("unknown command '\(args[0])'")
@@ -180,6 +180,12 @@ public enum KioskCommand {
             case .failure(let problems):
                 for e in problems.list { logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)]) }
                 return ExitStatus.config
+            }
+            // issue 23: libmosquitto is loaded now that it is configured; missing, nothing reaches the broker.
+            if let problem = BrokerLink.loadLibrary() {
+                logger.error("mqtt_unavailable", ["library": .text(BrokerLink.libraryFile), "package": .text(BrokerLink.libraryPackage),
+                                                  "error": .text(problem)])
+                return ExitStatus.unavailable
             }
             let folder = FleetSetup.spoolDirectory(environment)
             let spool: Spool

@@ -295,6 +295,10 @@ public struct Doctor {
             login = "user \(user)" + (FleetSetup.passwordFile(c, environment).map { ", password from \($0)" } ?? " without a password")
         }
         let discovery = c.mqttDiscovery.map { "Home Assistant discovery under \($0)/" } ?? "no discovery"
+        if let problem = BrokerLink.loadLibrary() {  // issue 23: loaded on first use, and KIOSK_MQTT_URL uses it
+            checks.append(Check(verdict: .fail, subject: "mqtt", detail: "\(problem); the kiosk will not start (exit 69)"))
+            return checks
+        }
         checks.append(Check(verdict: .pass, subject: "mqtt", detail: "\(url) as client \(c.mqttClientID), \(login), topics \(c.mqttTopic)/{status,scan,state,stats}, \(discovery); libmosquitto \(BrokerLink.libraryVersion)"))
         let folder = FleetSetup.spoolDirectory(environment)
         if Glibc.access(folder, W_OK) == 0 {

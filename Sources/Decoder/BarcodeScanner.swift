@@ -157,6 +157,7 @@ public final class BarcodeScanner {
         // ROI, tens of milliseconds for a multi-megapixel still in a debug build) are not in it.
         let start = clock.now()
         let budgetNs = UInt64(max(0, extraBudgetMs) * 1e6)
+        var resampleWindow: PixelRect?
         for pass in passes {
             // A zbar pass costs about what plain zbar cost, times its picture's area; the zxing
             // pass what it cost last time per pixel. None is started that would not end within
@@ -171,18 +172,36 @@ public final class BarcodeScanner {
             if pass == .zxing, let zxing {
                 let t0 = clock.now()
                 var codes = zxing.read(luma, in: r)
+                // The pass's estimate is its whole-region read's cost; the retries below are
+                // budgeted one by one from it.
+                zxingNsPerPixel = Double(clock.now() - t0) / Double(max(1, w * h))
                 if codes.isEmpty, zxing.readsCentred, let window = centredWindow(r) {
                     // zxing-cpp 1.4 looks for an Aztec code's bullseye near the middle of the
                     // picture: once more, on a square around the region's edges.
                     codes = zxing.readCentred(luma, in: window)
+                    if codes.isEmpty { resampleWindow = window }
                 }
-                zxingNsPerPixel = Double(clock.now() - t0) / Double(max(1, w * h))
                 found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
             } else {
                 found = run(pass, region: r, agreement: &agreement)
             }
             if !found.isEmpty {
                 counters.wins[pass, default: 0] += 1
+                return found
+            }
+        }
+        // Last, with what the budget has left after the zbar passes: zxing-cpp 1.4 reads an Aztec
+        // code at a slant, or of small modules, only turned square and enlarged (issue 23).
+        if let window = resampleWindow, let zxing {
+            var codes: [ZXingReader.Code] = []
+            for scale in [1, 2, 3] where codes.isEmpty {
+                let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
+                if clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
+                codes = readResampled(zxing, window: window, region: r, scale: scale)
+            }
+            let found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
+            if !found.isEmpty {
+                counters.wins[.zxing, default: 0] += 1
                 return found
             }
         }
@@ -232,6 +251,42 @@ public final class BarcodeScanner {
                             scale: (k, 1), origin: (r.x, r.y), within: r)
         }
         return agreement.admit(candidates)
+    }
+
+    /// The Aztec read of `window` (a square of the region, sensor pixels) resampled for
+    /// zxing-cpp 1.4 (issue 23): turned square to the picture by the slant of its edges
+    /// (`TurnedWindow`) and enlarged `scale` times, the outline mapped back. 1.4 samples an Aztec
+    /// code's grid from its bullseye and misses most codes turned 10-45 degrees or with modules
+    /// of a fractional number of pixels below about 5 (every photo's): both are read once turned
+    /// and enlarged twice or three times (SecondReaderTests). Nothing when the window is square
+    /// already (within 3 degrees) at scale 1, or when its edges run along one axis (a linear code:
+    /// the budget is left to the zbar passes).
+    private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, scale: Int) -> [ZXingReader.Code] {
+        gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
+            let base = buf.baseAddress!
+            let wx = window.x - r.x, wy = window.y - r.y
+            // Only a window whose edges run along two axes (a matrix code, not a linear code's
+            // bars, which the zbar passes after this one are for).
+            guard let slant = TurnedWindow.slant(base + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
+                  slant.agreement >= 0.1, slant.oneAxis < slant.agreement / 2 else { return [] }
+            let degrees = abs(slant.degrees) >= 3 ? slant.degrees : 0
+            guard degrees != 0 || scale > 1 else { return [] }
+            let side = window.width * scale
+            let cx = Double(wx) + Double(window.width) / 2, cy = Double(wy) + Double(window.height) / 2
+            let pixels = TurnedWindow.turned(base, width: r.width, height: r.height, rowStride: r.width, cx: cx, cy: cy, side: side,
+                                             degrees: degrees, scale: Double(scale))
+            let codes = pixels.withUnsafeBufferPointer { p in
+                zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
+            }
+            return codes.map { code in
+                var c = code
+                c.symbol.location = code.symbol.location.map { point in
+                    let q = TurnedWindow.untilted(point, cx: cx, cy: cy, side: side, degrees: degrees, scale: Double(scale))
+                    return PixelPoint(x: min(max(q.x, 0), r.width - 1) + r.x, y: min(max(q.y, 0), r.height - 1) + r.y)
+                }
+                return c
+            }
+        }
     }
 
     /// A square around the region's strong edges (their spread and half as much again for the

@@ -8,6 +8,15 @@ import Policy
 /// 2. else the character set `CharsetGuess` (zxing's `guessEncoding`, in Policy) names: Shift-JIS
 ///    (converted by glibc's iconv) or ISO-8859-1, the byte mode's default since ISO/IEC 18004:2005;
 ///    when Shift-JIS was guessed but iconv refuses a character, ISO-8859-1 if the bytes can be it.
+///    Shift-JIS is read as zxing-cpp (libzueci's ASCII straight through) and the phones' CP932 read
+///    it: single bytes 0x5C and 0x7E are `\` and `~`, not JIS X 0201's `¥` and `‾`; the double-byte
+///    characters keep JIS X 0208's mapping.
+/// 3. EUC-JP and GB2312 (issue 23), which zxing does not guess: bytes of their shape
+///    (`CharsetGuess.eucShape`: high bytes in pairs 0xA1-0xFE, two pairs at least) that zxing would
+///    call ISO-8859-1 (or Shift-JIS that iconv refuses) are EUC-JP when they hold kana or GB2312
+///    refuses them, else GB2312, as long as iconv takes them whole. Bytes that are all half-width
+///    katakana to Shift-JIS stay zxing's katakana (`ﾃﾞｻﾞｲﾝ`): GB2312 text whose bytes are all
+///    below 0xE0 is not told from them.
 /// Valid UTF-8 is text as it is (Code 128 code set A encodes control characters on purpose; the
 /// log escapes them). Bytes that are not UTF-8 and would, as Shift-JIS or ISO-8859-1, hold control
 /// characters other than TAB, LF, CR and the separators of ISO/IEC 15434 (EOT, FS, GS, RS) are
@@ -24,8 +33,12 @@ public enum PayloadText {
     public static func decode(_ bytes: [UInt8]) -> (text: String, charset: Charset)? {
         if let s = String(validating: bytes, as: UTF8.self) { return (s, .utf8) }
         let latin1 = CharsetGuess.canBeLatin1(bytes)
-        if CharsetGuess.guess(bytes) == .shiftJIS, let s = shiftJISToString(bytes) {
-            return isText(s) ? (s, .shiftJIS) : nil
+        let guess = CharsetGuess.guess(bytes)
+        let sjis = guess == .shiftJIS ? shiftJISToString(bytes) : nil
+        if let s = sjis { return isText(s) ? (s, .shiftJIS) : nil }
+        if let euc = CharsetGuess.eucShape(bytes) {
+            let gb = euc.kana ? nil : convert(bytes, from: "GB2312")
+            if let s = gb ?? convert(bytes, from: "EUC-JP"), isText(s) { return (s, gb == nil ? .eucJP : .gb2312) }
         }
         guard latin1 else { return nil }
         var s = ""
@@ -46,9 +59,20 @@ public enum PayloadText {
         return true
     }
 
-    /// Shift-JIS to a String through glibc's iconv; nil when iconv refuses a character.
+    /// Shift-JIS to a String through glibc's iconv, with 0x5C and 0x7E as ASCII (CP932, zxing):
+    /// glibc's SHIFT_JIS gives U+00A5 and U+203E for them and for nothing else (JIS X 0208's
+    /// yen and overline are the full-width U+FFE5 and U+FFE3), so those two are put back.
+    /// nil when iconv refuses a character.
     static func shiftJISToString(_ bytes: [UInt8]) -> String? {
-        let cd = iconv_open("UTF-8", "SHIFT_JIS")
+        guard let s = convert(bytes, from: "SHIFT_JIS") else { return nil }
+        var out = ""
+        out.unicodeScalars.append(contentsOf: s.unicodeScalars.map { $0 == "\u{A5}" ? "\\" : $0 == "\u{203E}" ? "~" : $0 })
+        return out
+    }
+
+    /// Bytes in `charset` to a String through glibc's iconv; nil when iconv refuses a character.
+    static func convert(_ bytes: [UInt8], from charset: String) -> String? {
+        let cd = iconv_open("UTF-8", charset)
         guard let cd, cd != iconv_t(bitPattern: -1) else { return nil }
         defer { iconv_close(cd) }
         var input = bytes.map { CChar(bitPattern: $0) }

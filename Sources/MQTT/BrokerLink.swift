@@ -119,7 +119,23 @@ public final class BrokerLink: @unchecked Sendable {
     /// mosquitto_lib_init, once a process (Swift runs a global's initialiser once, thread-safely).
     private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
 
-    /// libmosquitto's version, as doctor shows it: "2.0.11".
+    /// libmosquitto is loaded on first use (Sources/CMosquitto, issue 23): the file and the
+    /// Debian package that ships it.
+    public static let libraryFile = KIOSK_MOSQUITTO_LIBRARY, libraryPackage = KIOSK_MOSQUITTO_PACKAGE
+
+    /// Loads libmosquitto now if it is not yet: nil when it is there, else what went wrong,
+    /// naming the file and the package ("libmosquitto.so.1: cannot open ...: install libmosquitto1").
+    public static func loadLibrary() -> String? {
+        var buffer = [CChar](repeating: 0, count: 320)
+        guard kiosk_mosquitto_load(&buffer, buffer.count) != 0 else { return nil }
+        let why = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        return "\(libraryFile) cannot be loaded (\(why)): install the Debian package \(libraryPackage)"
+    }
+
+    /// Whether libmosquitto is mapped in this process (it is once anything has used it).
+    public static var libraryLoaded: Bool { kiosk_mosquitto_loaded() != 0 }
+
+    /// libmosquitto's version, as doctor shows it: "2.0.11" (loads the library).
     public static var libraryVersion: String {
         var major: Int32 = 0, minor: Int32 = 0, revision: Int32 = 0
         mosquitto_lib_version(&major, &minor, &revision)

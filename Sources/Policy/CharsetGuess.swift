@@ -5,6 +5,9 @@ public enum PayloadCharset: String, Sendable {
     case utf8 = "UTF-8"
     case shiftJIS = "Shift_JIS"
     case latin1 = "ISO-8859-1"
+    /// Not among zxing's guesses: taken where zxing's guess cannot be the text (`CharsetGuess.eucShape`).
+    case eucJP = "EUC-JP"
+    case gb2312 = "GB2312"
 }
 
 /// Which character set a payload's bytes are most likely in, when the symbol does not say (no ECI):
@@ -39,6 +42,24 @@ public enum CharsetGuess {
         if e.canBeShiftJIS { return .shiftJIS }
         if e.canBeUTF8 { return .utf8 }
         return nil
+    }
+
+    /// The shape of EUC-JP and GB2312 text (issue 23), which zxing does not guess: it reads such
+    /// bytes as ISO-8859-1 ("ÆüËÜ¸ì" for 日本語) or as half-width katakana. Every byte above 0x7F is
+    /// one of a pair of bytes 0xA1-0xFE, and there are at least two pairs; `kana`: a pair in rows
+    /// 0xA4-0xA5 (hiragana, katakana), which Japanese text nearly always has and Chinese does not.
+    /// nil when the bytes are not of that shape.
+    public static func eucShape(_ bytes: [UInt8]) -> (pairs: Int, kana: Bool)? {
+        var pairs = 0, kana = false, i = 0
+        while i < bytes.count {
+            let b = bytes[i]
+            if b < 0x80 { i += 1; continue }
+            guard b >= 0xA1, b <= 0xFE, i + 1 < bytes.count, bytes[i + 1] >= 0xA1, bytes[i + 1] <= 0xFE else { return nil }
+            pairs += 1
+            if b == 0xA4 || b == 0xA5 { kana = true }
+            i += 2
+        }
+        return pairs >= 2 ? (pairs, kana) : nil
     }
 
     /// Whether the bytes can be ISO-8859-1 text at all (no C1 control byte).

@@ -90,9 +90,14 @@ public enum LogEscape {
     /// Valid UTF-8 printable text passes; quotes and backslashes are escaped; control characters
     /// (C0, DEL, C1), the Unicode line and paragraph separators and format characters (bidi
     /// overrides that could reorder a line on screen, zero-width joiners) become `\uNNNN`;
-    /// unassigned and private code points too; a combining mark is escaped where it would fuse
-    /// with the kiosk's own punctuation (first in the value, or after an escape), so that no
-    /// viewer can glue it to a quote. Bytes that are not valid UTF-8 go through `invalidByte`.
+    /// unassigned and private code points too; a scalar that would join the kiosk's own
+    /// punctuation into one grapheme is escaped, so that no viewer can draw it on a quote: one
+    /// that extends the grapheme before it (combining marks, spacing marks such as Thai U+0E33,
+    /// half-width voiced sound marks, emoji modifiers) where it is first in the value or follows
+    /// an escape, and one that joins the grapheme after it (the Prepend class, such as Malayalam
+    /// U+0D4E) wherever it is, since a quote or an escape's backslash may come next. Swift's own
+    /// grapheme breaking decides (`joinsPunctuation`). Bytes that are not valid UTF-8 go through
+    /// `invalidByte`.
     public static func escaped(_ bytes: [UInt8], invalidByte: (UInt8) -> String, json: Bool = false) -> String {
         var out = ""
         out.reserveCapacity(bytes.count + 8)
@@ -145,11 +150,23 @@ public enum LogEscape {
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .unassigned, .privateUse, .surrogate:
             return true
-        case .nonspacingMark, .spacingMark, .enclosingMark:
-            return afterPunctuation
         default:
-            return false
+            return joinsPunctuation(scalar, after: afterPunctuation)
         }
+    }
+
+    /// Whether `scalar` would make one grapheme with a quote or a backslash: after it (it extends
+    /// what comes before: checked only where punctuation is before it), or before it (Prepend).
+    /// The general category is not enough: U+0E33 is a letter (Lo) that is a spacing mark to
+    /// grapheme breaking, and a Character-wise `line.first == "\""` fails on `"\u{0E33}...`.
+    static func joinsPunctuation(_ scalar: Unicode.Scalar, after punctuation: Bool) -> Bool {
+        var before = "\""
+        before.unicodeScalars.append(scalar)
+        if punctuation && before.count == 1 { return true }
+        var after = ""
+        after.unicodeScalars.append(scalar)
+        after += "\""
+        return after.count == 1
     }
 
     /// Decodes one UTF-8 scalar strictly (no overlongs, no surrogates, nothing above U+10FFFF).

@@ -33,7 +33,17 @@ public struct Reading: Sendable, Equatable {
 /// - an unconfirmed reading (see `Reading.confirmed`) stands when a different reader reads the
 ///   same payload at the same place, both from the region's own pixels (`confirmsOthers`);
 ///   otherwise it is held (`unconfirmed`) for a later pass;
-/// - the same payload read twice at one place is reported once.
+/// - the same payload read twice at one place is reported once;
+/// - an EAN-13 that shares exactly one half (the first 7 digits, or the last 6) with another
+///   EAN-13 of the same scan is **spliced** until another reader confirms it: zbar joins the half
+///   of one code to the half of a neighbour's partly in view (a photo of one product with another
+///   product's barcode cut by the edge: "5901234" of the neighbour and "333931" of the product,
+///   with a valid check digit one time in ten), and places the result at the product's code. Such
+///   a reading stands only when a different reader reads the same 13 digits in the region, both
+///   from the region's own pixels; a second frame does not confirm it. A spliced reading held back
+///   disputes no other reading (it is suspect already): the other reader's reading of the real
+///   code there stands. (Two real codes of one maker side by side share their first half too:
+///   they stand when the other reader reads them, and wait otherwise.)
 ///
 /// Payloads are compared as text when both have one (zbar converts an ECI segment to UTF-8,
 /// zxing gives the bytes as encoded), else as bytes; UPC-A, ISBN-13 and EAN-13 are one family
@@ -41,6 +51,9 @@ public struct Reading: Sendable, Equatable {
 public struct ReadingAgreement {
     public private(set) var contested: [Box] = []
     public private(set) var unconfirmed: [Reading] = []
+    /// EAN-13 readings held back as possibly spliced (see the type's comment): not carried to the
+    /// next frame, never confirmed by it.
+    public private(set) var spliced: [Reading] = []
 
     public init() {}
 
@@ -66,12 +79,15 @@ public struct ReadingAgreement {
     /// be placed and never stand.
     public mutating func admit(_ readings: [Reading]) -> [DecodedSymbol] {
         let earlier = unconfirmed
-        let all = earlier + readings
+        let heldSpliced = spliced
+        let all = earlier + heldSpliced + readings
+        let firstNew = earlier.count + heldSpliced.count
+        let isHeldSpliced = { (k: Int) -> Bool in k >= earlier.count && k < firstNew }
         let boxes = all.map { Box($0.symbol.location) }
         var disputed = [Bool](repeating: false, count: all.count)
-        for i in earlier.count..<all.count {
+        for i in firstNew..<all.count {
             guard let bi = boxes[i] else { continue }
-            for j in all.indices where j != i {
+            for j in all.indices where j != i && !isHeldSpliced(j) {
                 guard let bj = boxes[j], bi.overlaps(bj), !ReadingAgreement.samePayload(all[i].symbol, all[j].symbol) else { continue }
                 disputed[i] = true
                 disputed[j] = true
@@ -84,7 +100,7 @@ public struct ReadingAgreement {
         unconfirmed = earlier.indices.filter { !disputed[$0] }.map { earlier[$0] }
 
         var standing: [Int] = []
-        for i in earlier.count..<all.count {
+        for i in firstNew..<all.count {
             guard let bi = boxes[i], !disputed[i], !contested.contains(where: { $0.overlaps(bi) }) else { continue }
             let twin = { (j: Int) -> Bool in
                 guard j != i, let bj = boxes[j], bj.overlaps(bi) else { return false }
@@ -94,13 +110,33 @@ public struct ReadingAgreement {
             let confirmedByOtherReader = all.indices.contains { j in
                 twin(j) && all[j].reader != all[i].reader && all[j].confirmsOthers && all[i].confirmsOthers
             }
-            if all[i].confirmed || confirmedByOtherReader {
+            let splice = all.indices.contains { j in j != i && ReadingAgreement.sharesOneHalf(all[i].symbol, all[j].symbol) }
+            if splice {
+                // The other reader's same 13 digits anywhere in the region: zbar places a linear
+                // code at the end of its last scan line's decode, zxing outlines the bars, and the
+                // two need not touch; the question is whether the number is printed.
+                let readByOtherReader = all.indices.contains { j in
+                    j != i && all[j].reader != all[i].reader && all[j].confirmsOthers && all[i].confirmsOthers
+                        && ReadingAgreement.samePayload(all[i].symbol, all[j].symbol)
+                }
+                if standing.contains(where: { ReadingAgreement.samePayload(all[$0].symbol, all[i].symbol) }) { continue }
+                if readByOtherReader { standing.append(i) } else { spliced.append(all[i]) }
+            } else if all[i].confirmed || confirmedByOtherReader {
                 standing.append(i)
             } else {
                 unconfirmed.append(all[i])
             }
         }
         return standing.map { all[$0].symbol }
+    }
+
+    /// Two EAN-13s (UPC-A as the EAN-13 it is) with the same first 7 digits and other last 6, or
+    /// the other way round: what one code's half joined to another's gives.
+    public static func sharesOneHalf(_ a: DecodedSymbol, _ b: DecodedSymbol) -> Bool {
+        guard family(a.symbology) == .ean13, family(b.symbology) == .ean13 else { return false }
+        let da = ean13Digits(a.bytes), db = ean13Digits(b.bytes)
+        guard da.count == 13, db.count == 13 else { return false }
+        return (da[0..<7] == db[0..<7]) != (da[7..<13] == db[7..<13])
     }
 
     /// One symbol's payload the same as another's (see the type's comment).

@@ -51,7 +51,7 @@ public struct DecodedSymbol: Equatable, Sendable {
     /// `ZBAR_CFG_BINARY`), for Code 128 the re-read text as UTF-8, else as zbar returned them.
     /// A stranger printed it: treat it as data.
     public let bytes: [UInt8]
-    /// The payload as text (the decoder's `PayloadText`: UTF-8, else Shift-JIS or ISO-8859-1 by
+    /// The payload as text (the decoder's `PayloadText`: UTF-8, else Shift-JIS, ISO-8859-1, EUC-JP or GB2312 by
     /// the QR specification's rules), or nil when it is not text (control bytes): then see `hex`.
     public let text: String?
     /// The bytes as lowercase hex when the payload is not text, else nil.

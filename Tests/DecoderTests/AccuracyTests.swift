@@ -156,6 +156,42 @@ final class AccuracyTests: XCTestCase {
         XCTAssertEqual(sjis.text, "東京")
     }
 
+    /// Issue 23: a Shift-JIS backslash (0x5C) is "\\" as zxing and CP932 phones show it, not "¥";
+    /// the tilde (0x7E) is "~"; the scan program gets the bytes as encoded. zbar on pixels.
+    func testShiftJISBackslashIsABackslash() throws {
+        let sjis: [UInt8] = [0x89, 0xBF, 0x8A, 0x69, 0x5C, 0x31, 0x30, 0x30, 0x7E]  // "価格\100~"
+        let s = try XCTUnwrap(try qrBytes(sjis))
+        XCTAssertEqual(s.bytes, sjis, "the raw bytes are kept")
+        XCTAssertEqual(s.text, "価格\\100~")
+        XCTAssertEqual(PayloadText.decode(sjis)?.charset, .shiftJIS)
+        // A 0x5C trail byte stays inside its character: 0x835C is "ソ".
+        XCTAssertEqual(PayloadText.text([0x83, 0x5C, 0x83, 0x74, 0x83, 0x67, 0x5C]), "ソフト\\")
+    }
+
+    /// Issue 23: EUC-JP without an ECI, which zxing would show as "ÆüËÜ¸ì¥Æ¥­¥¹¥È" (ISO-8859-1).
+    func testEUCJPPayload() throws {
+        let euc: [UInt8] = [0xC6, 0xFC, 0xCB, 0xDC, 0xB8, 0xEC, 0xA5, 0xC6, 0xA5, 0xAD, 0xA5, 0xB9, 0xA5, 0xC8]  // "日本語テキスト"
+        let s = try XCTUnwrap(try qrBytes(euc))
+        XCTAssertEqual(s.bytes, euc, "the raw bytes are kept")
+        XCTAssertEqual(s.text, "日本語テキスト")
+        XCTAssertEqual(PayloadText.decode(euc)?.charset, .eucJP)
+    }
+
+    /// Issue 23: GB2312 without an ECI, which zxing would show as ISO-8859-1 ("±±¾©»¶Ó­Äã").
+    func testGB2312Payload() throws {
+        let gb: [UInt8] = [0xB1, 0xB1, 0xBE, 0xA9, 0xBB, 0xB6, 0xD3, 0xAD, 0xC4, 0xE3]  // "北京欢迎你"
+        let s = try XCTUnwrap(try qrBytes(gb))
+        XCTAssertEqual(s.bytes, gb, "the raw bytes are kept")
+        XCTAssertEqual(s.text, "北京欢迎你")
+        XCTAssertEqual(PayloadText.decode(gb)?.charset, .gb2312)
+        // Half-width katakana to Shift-JIS stays zxing's katakana, though it has the shape.
+        XCTAssertEqual(PayloadText.text([0xC3, 0xDE, 0xBB, 0xDE, 0xB2, 0xDD]), "ﾃﾞｻﾞｲﾝ")
+        XCTAssertEqual(PayloadText.text(Array("No ".utf8) + [0xB1, 0xB1, 0xBE, 0xA9, 0xC4, 0xE3]), "No 北京你", "ASCII around it")
+        // Not of that shape: Latin-1 stays Latin-1, a lone pair stays zxing's reading.
+        XCTAssertEqual(PayloadText.text(Array("Caf".utf8) + [0xE9, 0x20, 0x47, 0x72, 0xFC, 0xDF, 0x65]), "Café Grüße")
+        XCTAssertEqual(PayloadText.text([0xC4, 0xD6]), "ﾄﾖ")
+    }
+
     func testPayloadTextRules() {
         XCTAssertEqual(PayloadText.decode(Array("plain".utf8))?.charset, .utf8)
         XCTAssertEqual(PayloadText.decode([0x82, 0xA0])?.charset, .shiftJIS)  // "あ"

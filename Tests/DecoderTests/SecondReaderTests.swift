@@ -111,6 +111,32 @@ final class SecondReaderTests: XCTestCase {
         }
     }
 
+    /// Issue 23: a boarding pass's Aztec code held at a slant (10-45 degrees), in the middle of
+    /// the picture or off it, modules of 3 and 4 pixels. zxing-cpp 1.4 (bookworm) alone reads
+    /// none of them turned 20 degrees or more; the scanner turns the window square and enlarges
+    /// it. 2.3 (trixie) reads them itself.
+    func testAnAztecTicketHeldAtASlantIsRead() throws {
+        let pass = "M1DOE/JOHN            EABC123 FRAJFKLH 0400 123Y012A0001 100"
+        var missedByZxingAlone = 0, cases = 0
+        for (module, angle) in [(3, 10.0), (3, 30), (3, 45), (4, 20), (4, 10)] {
+            let code = rotated(try ZintImage.render(.aztec, text: pass, moduleSize: module, quietZone: 1), degrees: angle, fill: 255)
+            for (dx, dy) in [(0, 0), (80, 0), (0, 60), (-140, -90)] {
+                let scene = upright(with: code, centreX: 320 + dx, centreY: 240 + dy)
+                let whole = PixelRect(x: 0, y: 0, width: 640, height: 480)
+                cases += 1
+                let alone = scene.withLumaPlane { ZXingReader(symbologies: [.aztec])!.read($0, in: whole) }
+                if alone.isEmpty { missedByZxingAlone += 1 }
+                // A budget that a loaded test machine cannot exhaust: what is tested is what the
+                // turned and enlarged reads find (the default budget's share: the bench).
+                let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
+                XCTAssertEqual(scanner.scan(scene).map(\.text), [pass], "module \(module) px, \(angle) degrees, at (\(dx), \(dy))")
+            }
+        }
+        if ZXingReader.version.hasPrefix("1.") {
+            XCTAssertEqual(missedByZxingAlone, cases - 1, "zxing-cpp 1.4 alone reads only the centred 10-degree code of 4-pixel modules")
+        }
+    }
+
     /// Each name goes to the reader that reads it: with only zbar's names, an Aztec code in the ROI
     /// is not read; with `aztec` only, zbar is never asked.
     func testTheSymbologyListDecidesTheReaders() throws {
@@ -245,6 +271,58 @@ final class SecondReaderTests: XCTestCase {
             let codes = zxing.read(luma, in: PixelRect(x: 0, y: 0, width: 320, height: 120))
             XCTAssertEqual(codes.map(\.symbol.text), ["4006381333931"])
             XCTAssertGreaterThanOrEqual(codes.first?.lineCount ?? 0, ZXingReader.confirmingLines)
+        }
+    }
+    /// zbar's own EAN-13 readings of a picture, no agreement rule: a fresh scanner, EAN-13 only.
+    func zbarAlone(_ picture: GrayImage) -> [String] {
+        let scanner = zbar_image_scanner_create()!
+        defer { zbar_image_scanner_destroy(scanner) }
+        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
+        zbar_image_scanner_set_config(scanner, ZBAR_EAN13, ZBAR_CFG_ENABLE, 1)
+        let image = zbar_image_create()!
+        defer { zbar_image_destroy(image) }
+        zbar_image_set_format(image, 0x3030_3859)  // Y800
+        zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
+        return picture.pixels.withUnsafeBufferPointer { buf in
+            zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
+            defer { zbar_image_set_data(image, nil, 0, nil) }
+            guard zbar_scan_image(scanner, image) > 0 else { return [] }
+            var texts: [String] = []
+            var symbol = zbar_image_first_symbol(image)
+            while let s = symbol {
+                texts.append(String(decoding: UnsafeRawBufferPointer(start: zbar_symbol_get_data(s), count: Int(zbar_symbol_get_data_length(s))), as: UTF8.self))
+                symbol = zbar_symbol_next(s)
+            }
+            return texts
+        }
+    }
+
+    /// Issue 23: a photo of one EAN-13 with another product's barcode partly in view. zbar joins
+    /// a half of the neighbour's code to a half of the product's, with a valid check digit
+    /// whenever the two codes' first halves weigh the same modulo 10 (4006381333931 and
+    /// 5901234123457 do: "5901234333931" and "4006381123457" were reported beside the right one).
+    /// Now only the printed number is reported, on both sides, the next frame too.
+    func testAPartlySeenSecondEAN13IsNotSplicedIntoANumberThatIsNotPrinted() throws {
+        let product = "4006381333931", neighbour = "5901234123457"
+        let a = try Barcode1D.render(symbology: .ean13, data: product, moduleWidth: 2, height: 60)
+        let b = try Barcode1D.render(symbology: .ean13, data: neighbour, moduleWidth: 2, height: 60)
+        let seen = Int(Double(b.width) * 0.6)  // the neighbour's first half and a little more
+        for side in ["neighbour cut by the right edge", "neighbour cut by the left edge"] {
+            var scene = GrayImage(width: a.width + 10 + seen, height: 160, fill: 255)
+            if side.hasSuffix("right edge") {
+                scene.paste(a, x: 0, y: 40)
+                scene.paste(b, x: a.width + 10, y: 40)
+            } else {
+                scene.paste(b, x: seen - b.width, y: 40)
+                scene.paste(a, x: seen + 10, y: 40)
+            }
+            // zbar alone reads the splice (what the agreement rule is there for).
+            let plain = zbarAlone(scene)
+            XCTAssertTrue(plain.contains { $0 != product && $0 != neighbour }, "\(side): zbar splices (\(plain))")
+            let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
+            for frame in 1...2 {
+                XCTAssertEqual(scanner.scan(scene).compactMap(\.text), [product], "\(side), frame \(frame)")
+            }
         }
     }
 }

@@ -430,6 +430,58 @@ final class FleetEndToEndTests: XCTestCase {
         XCTAssertTrue(unwritable.output.contains("event=mqtt_spool_unavailable"), unwritable.output)
     }
 
+    /// Issue 23: libmosquitto is loaded on first use; configured (KIOSK_MQTT_URL) but missing,
+    /// `run` exits 69 at start naming the library and its package, and `doctor` says the same.
+    /// The library is hidden in a mount namespace of the kiosk's own (/dev/null bound over it),
+    /// so the test needs root and unshare (CI has both).
+    func testAMissingLibmosquittoIsNamedWithItsPackageAndExit69() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else {
+            throw XCTSkip("needs root and unshare(1) to hide libmosquitto")
+        }
+        // A private mount namespace, or nothing: inside a chroot (the trixie tier) / is no mount
+        // point and its propagation cannot be changed; a bind that could reach the machine's own
+        // namespace is never made.
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        probe.arguments = ["--mount", "--propagation", "private", "/bin/true"]
+        probe.standardError = FileHandle.nullDevice
+        try probe.run()
+        probe.waitUntilExit()
+        guard probe.terminationStatus == 0 else { throw XCTSkip("no private mount namespace here (a chroot?) to hide libmosquitto in") }
+        let still = folder.path + "/still"
+        try FileManager.default.createDirectory(atPath: still, withIntermediateDirectories: true)
+        try Data(Self.frame(nil)).write(to: URL(fileURLWithPath: still + "/0000.pgm"))
+        let env = ["KIOSK_MQTT_URL": "mqtt://127.0.0.1:9", "STATE_DIRECTORY": folder.path, "KIOSK_CAMERA": "replay:\(still)"]
+        let hidden = "lib=$(/sbin/ldconfig -p | awk '$1 == \"libmosquitto.so.1\" { print $NF; exit }'); "
+            + "[ -n \"$lib\" ] && mount --bind /dev/null \"$(readlink -f \"$lib\")\" && exec \"$0\" \"$@\""
+        for (command, status) in [("run", Int32(69)), ("doctor", Int32(1))] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, EndToEndTests.binary.path, command]
+            p.environment = EndToEndTests.childEnvironment(env)
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = out
+            try p.run()
+            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            XCTAssertEqual(p.terminationStatus, status, "\(command): \(text)")
+            XCTAssertTrue(text.contains("libmosquitto.so.1 cannot be loaded") && text.contains("install the Debian package libmosquitto1"),
+                          "\(command): \(text)")
+            if command == "run" { XCTAssertTrue(text.contains("event=mqtt_unavailable library=libmosquitto.so.1 package=libmosquitto1"), text) }
+        }
+        // Not configured, the same hidden library is no matter: the replay runs to its end.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, EndToEndTests.binary.path, "run"]
+        p.environment = EndToEndTests.childEnvironment(["KIOSK_CAMERA": "replay:\(still)"])
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0, "without KIOSK_MQTT_URL libmosquitto is never loaded")
+    }
+
     /// A door reader (KIOSK_VERDICT=hook): each scan message carries its verdict, and the codes
     /// stay in report order even when a later one is decided first.
     func testADoorReadersScansCarryTheirVerdicts() throws {

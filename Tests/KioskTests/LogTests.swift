@@ -45,6 +45,25 @@ final class LogTests: XCTestCase {
         XCTAssertEqual(LogEscape.jsonString(Array("\u{E0001}".utf8)), #""\udb40\udc01""#)
     }
 
+    /// Marks that are not "Mark" by category: Thai SARA AM (Lo, a spacing mark to grapheme
+    /// breaking), the half-width voiced sound mark (Lm, extends), a skin-tone modifier (Sk,
+    /// extends) fuse with the opening quote; Malayalam DOT REPH (Lo, Prepend) with the closing
+    /// one or with an escape's backslash. Each is escaped there, and stays as it is inside a word.
+    func testScalarsThatWouldJoinTheQuotesAreEscaped() {
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("\u{0E33}1".utf8))), #""\u0e331""#)
+        XCTAssertEqual(LogEscape.jsonString(Array("\u{FF9E}a".utf8)), #""\uff9ea""#)
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("\u{1F3FB}".utf8))), #""\U0001f3fb""#)
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("a\u{0D4E}".utf8))), #""a\u0d4e""#)
+        XCTAssertEqual(LogEscape.logfmt(.bytes(Array("\u{0E01}\u{0E33}".utf8))), "\"\u{0E01}\u{0E33}\"", "inside a word it stays")
+        for value in ["\u{0E33}1", "\u{FF9E}a", "\u{1F3FB}", "a\u{0D4E}", "\"\u{0E33}", "\u{0D4E}\"", "\u{0D4E}\u{0}"] {
+            for line in [LogEscape.logfmt(.bytes(Array(value.utf8))), LogEscape.jsonString(Array(value.utf8))] {
+                XCTAssertEqual(line.first, "\"", "the opening quote of \(line) is a grapheme of its own")
+                XCTAssertEqual(line.last, "\"", "the closing quote of \(line) is a grapheme of its own")
+                XCTAssertFalse(line.contains { $0 != "\\" && $0.unicodeScalars.first == "\\" }, "a backslash joined: \(line)")
+            }
+        }
+    }
+
     func testEmptyAndSpacesAndEqualsAreQuoted() {
         XCTAssertEqual(LogEscape.logfmt(.text("")), "\"\"")
         XCTAssertEqual(LogEscape.logfmt(.text("a b")), "\"a b\"")

@@ -19,6 +19,25 @@ func say(_ line: String) {
 nonisolated(unsafe) var stopRequested: sig_atomic_t = 0  // set by the SIGTERM handler only
 
 let env = Files.environment()
+
+// MQTT_CHILD_MAPS=1 (issue 23): whether libmosquitto and the libssl it pulls in are mapped
+// (/proc/self/maps) before anything uses them and after one call: "maps before=no after=yes".
+if env["MQTT_CHILD_MAPS"] == "1" {
+    func mapped() -> Bool {
+        var bytes: [UInt8] = []
+        let fd = open("/proc/self/maps", O_RDONLY)
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while fd >= 0 { let n = read(fd, &chunk, chunk.count); if n <= 0 { break }; bytes += chunk[0..<n] }
+        if fd >= 0 { close(fd) }
+        let maps = String(decoding: bytes, as: UTF8.self)
+        return maps.contains("libmosquitto") || maps.contains("libssl")
+    }
+    let before = mapped(), loadedBefore = BrokerLink.libraryLoaded
+    let version = BrokerLink.libraryVersion
+    say("maps before=\(before ? "yes" : "no") loaded=\(loadedBefore ? "yes" : "no") after=\(mapped() ? "yes" : "no") version=\(version)")
+    exit(0)
+}
+
 guard let port = env["MQTT_CHILD_PORT"].flatMap(Int.init), let topic = env["MQTT_CHILD_TOPIC"],
       let folder = env["MQTT_CHILD_SPOOL"] else {
     say("usage: MQTT_CHILD_PORT, MQTT_CHILD_TOPIC and MQTT_CHILD_SPOOL in the environment")

@@ -323,6 +323,24 @@ final class BrokerLinkTests: XCTestCase {
     }
 }
 
+/// Issue 23: libmosquitto (and the libssl it pulls in) is loaded on first use, in a process of
+/// its own so that nothing else in the test bundle has loaded it before.
+final class LibmosquittoOnFirstUseTests: XCTestCase {
+    func testLibmosquittoIsNotMappedUntilUsed() throws {
+        let tests = URL(fileURLWithPath: Files.executablePath() ?? CommandLine.arguments[0])
+        let child = Process()
+        child.executableURL = tests.deletingLastPathComponent().appendingPathComponent("MQTTTestChild")
+        child.environment = ["MQTT_CHILD_MAPS": "1"]
+        let out = Pipe()
+        child.standardOutput = out
+        try child.run()
+        let line = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        child.waitUntilExit()
+        XCTAssertEqual(child.terminationStatus, 0, line)
+        XCTAssertTrue(line.hasPrefix("maps before=no loaded=no after=yes version=2."), line)
+    }
+}
+
 /// `MQTTTestChild`: the link in a process of its own, to be killed.
 final class LinkChild {
     private let process = Process()

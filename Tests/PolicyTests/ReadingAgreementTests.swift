@@ -24,6 +24,32 @@ final class ReadingAgreementTests: XCTestCase {
         XCTAssertEqual(a.admit([Reading(other, reader: .zxing, confirmed: true)]), [other])
     }
 
+    /// Issue 23: zbar's splice of two codes' halves (same last 6 digits, other first 7, or the
+    /// other way round) stands only when the other reader reads the same 13 digits.
+    func testSplicedEAN13sStandOnlyWhenTheOtherReaderReadsThem() {
+        var a = ReadingAgreement()
+        let product = symbol(.ean13, "4006381333931", x: 210, w: 0, h: 60)
+        let splice = symbol(.ean13, "5901234333931", x: 112, w: 0, h: 60)
+        XCTAssertTrue(ReadingAgreement.sharesOneHalf(product, splice))
+        XCTAssertEqual(a.admit([Reading(splice, reader: .zbar, confirmed: true), Reading(product, reader: .zbar, confirmed: true)]), [],
+                       "two readings that share a half: neither stands on zbar's word")
+        XCTAssertEqual(a.spliced.count, 2)
+        XCTAssertEqual(a.unconfirmed, [], "not carried to the next frame")
+        XCTAssertEqual(a.contested, [], "the place is not contested")
+        // zxing reads the product (its outline across the bars, not touching zbar's end point).
+        let zxing = symbol(.ean13, "4006381333931", x: 20, w: 189, h: 60)
+        XCTAssertEqual(a.admit([Reading(zxing, reader: .zxing, confirmed: true)]), [zxing])
+        XCTAssertEqual(a.admit([Reading(splice, reader: .zbar, confirmed: true)]), [], "the splice never stands")
+        // Halves shared the other way (same first 7 digits), and a UPC-A as its EAN-13.
+        XCTAssertTrue(ReadingAgreement.sharesOneHalf(symbol(.ean13, "4006381333931"), symbol(.ean13, "4006381123457")))
+        XCTAssertTrue(ReadingAgreement.sharesOneHalf(symbol(.upca, "036000291452"), symbol(.ean13, "0036000123457")))
+        XCTAssertFalse(ReadingAgreement.sharesOneHalf(symbol(.ean13, "4006381333931"), symbol(.ean13, "4006381333931")))
+        XCTAssertFalse(ReadingAgreement.sharesOneHalf(symbol(.ean13, "4006381333931"), symbol(.ean13, "5901234123457")))
+        // One EAN-13 alone is as before: it stands on zbar's word.
+        var b = ReadingAgreement()
+        XCTAssertEqual(b.admit([Reading(product, reader: .zbar, confirmed: true)]), [product])
+    }
+
     func testTwoReadersDisagreeingReportNothing() {
         var a = ReadingAgreement()
         let zbar = symbol(.code128, "DOOR-42"), zxing = symbol(.code128, "DOOR-47", y: 110)

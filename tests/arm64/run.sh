@@ -48,6 +48,8 @@ SKIP=(
   "MQTTTests.BrokerLinkTests/testTheLastWillSaysOfflineWhenTheKioskIsKilledAndOnlineComesBack|starts the arm64 MQTTTestChild program as a child to kill it: without binfmt_misc (never registered here) the kernel cannot run an arm64 program started from the emulated test; the same last will is checked on the arm64 kiosk itself by KioskTests.FleetEndToEndTests, which runs it through the qemu wrapper"
   "MQTTTests.BrokerLinkTests/testTheSpoolSurvivesSIGKILLWhileTheBrokerIsDown|the same child program; the spool surviving SIGKILL is checked on the arm64 kiosk by KioskTests.FleetEndToEndTests"
   "KioskTests.CredentialEndToEndTests/testAnUnsynchronisedClockDeniesTimeBoundCredentials|injects the clock's state with an LD_PRELOAD library the test builds with the host's cc: an amd64 library, which the emulated arm64 kiosk's loader ignores (wrong ELF class), so the kiosk would see the real clock; the rule itself is checked on the arm64 build by CredentialsTests.VerifierTests and PolicyTests.CredentialPolicyTests"
+  "MQTTTests.LibmosquittoOnFirstUseTests/testLibmosquittoIsNotMappedUntilUsed|starts the arm64 MQTTTestChild program to read its /proc/self/maps: the same child program as above"
+  "KioskTests.FleetEndToEndTests/testAMissingLibmosquittoIsNamedWithItsPackageAndExit69|hides the host's libmosquitto.so.1 in a mount namespace; the arm64 kiosk under qemu-user loads the sysroot's instead"
   "KioskTests.ScanHookTests/testProgramThatCannotStartIsLogged|qemu-user runs posix_spawn's vfork as a fork, so an exec that fails comes back as exit status 127 of a started child, not as posix_spawn's error"
 )
 # The suite runs as two processes side by side (it mostly waits: the end-to-end and signal tests

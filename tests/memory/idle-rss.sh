@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The idle kiosk's memory (README, "Size"; issue 23): the peak RSS (wait4's ru_maxrss, what
+# /usr/bin/time -f %M prints) of
+# `kiosk run` with the defaults on a replay of 600 empty 640x480 frames, the median of 5 runs; then
+# the same with KIOSK_MQTT_URL at a Mosquitto broker started here on a loopback port (what MQTT
+# costs when on: libmosquitto, libssl and libcrypto are loaded then, not before). A bench, not a
+# test: it prints figures and fails only when a run fails.
+#
+#   tests/memory/idle-rss.sh [--binary PATH]     (make bench-memory)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+binary=
+case "${1:-}" in
+  --binary) binary=${2:?--binary needs a path} ;;
+  --binary=*) binary=${1#--binary=} ;;
+  "") binary=$(cd "$repo" && swift build -c release --static-swift-stdlib --show-bin-path)/kiosk ;;
+  *) echo "usage: $0 [--binary PATH]" >&2; exit 64 ;;
+esac
+[ -x "$binary" ] || { echo "idle-rss: no kiosk at $binary (make release)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "idle-rss: python3 is missing (apt install python3)" >&2; exit 1; }
+work=$(mktemp -d)
+broker=
+trap '[ -n "$broker" ] && kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
+mkdir -p "$work/frames" "$work/state"
+python3 - "$work/frames" <<'PY'
+import sys
+frame = b"P5\n640 480\n255\n" + bytes([128]) * (640 * 480)
+for i in range(600):
+    open("%s/%04d.pgm" % (sys.argv[1], i), "wb").write(frame)
+PY
+
+median_rss() {  # median_rss ENV...: the median peak RSS in kB of 5 runs
+  local runs=()
+  for _ in 1 2 3 4 5; do
+    runs+=("$(env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" "$@" python3 -c '
+import os, subprocess, sys
+child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(child.pid, 0)
+sys.exit("kiosk run failed: status %d" % status) if status else print(usage.ru_maxrss)' "$binary" run)")
+  done
+  printf '%s\n' "${runs[@]}" | sort -n | sed -n 3p
+}
+mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+idle=$(median_rss)
+echo "idle RSS, defaults: $(mb "$idle") MB ($idle kB)"
+
+if command -v mosquitto >/dev/null; then
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$work/mosquitto.conf"
+  mosquitto -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 & broker=$!
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  mqtt=$(median_rss KIOSK_MQTT_URL="mqtt://127.0.0.1:$port" STATE_DIRECTORY="$work/state")
+  echo "idle RSS, KIOSK_MQTT_URL set (libmosquitto loaded): $(mb "$mqtt") MB ($mqtt kB, +$(mb $((mqtt - idle))) MB)"
+else
+  echo "idle RSS with MQTT: not measured (no mosquitto: apt install mosquitto)"
+fi
