@@ -128,8 +128,11 @@ final class EndToEndTests: XCTestCase {
         let gpio = run.of("gpio").map { $0["value"] ?? "?" }
         XCTAssertEqual(gpio.first, "0")
         XCTAssertEqual(gpio.last, "0")
-        XCTAssertEqual(gpio.filter { $0 == "1" }.count, 3)
+        // Each report beeps; the replay runs as fast as the pipeline takes it, so the reports of
+        // frames 60 and 65 come milliseconds apart, and on a loaded machine the second beep can
+        // start while the first still holds the line on (one rising edge for both).
         XCTAssertEqual(run.of("beep").map { $0["ms"] }, ["1", "1", "1"])
+        XCTAssertTrue((2...3).contains(gpio.filter { $0 == "1" }.count), "\(gpio)")
     }
 
     func testRotatedMountReadsOnlyTheUprightROI() throws {
