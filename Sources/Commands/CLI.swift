@@ -276,6 +276,8 @@ public enum KioskCommand {
         // issue 25: the door's inputs on their own thread; the building's commands.
         if let watch = lines.watch {
             watch.report(to: fleet)
+            // The tamper loop in the OSDP reader's LSTATR (1 tamper, 0 normal).
+            if let osdp { watch.onTamper { osdp.tamper($0) } }
             watch.start()
             if let sim = lines.simulatedChip { SimulatedInputFeed.start(chip: sim, config: config, logger: logger) }
         }

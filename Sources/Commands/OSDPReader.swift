@@ -186,6 +186,11 @@ final class OSDPReader: @unchecked Sendable {
     /// or number, never the token).
     func report(_ card: OSDPCardRead) { link.report(card) }
 
+    /// The tamper loop's state (from the door's thread): LSTATR's tamper byte, set on the
+    /// peripheral by the link's thread under the link's lock; the controller reads it on its next
+    /// osdp_LSTAT.
+    func tamper(_ active: Bool) { link.setTamper(active) }
+
     /// The end of a replay: the last reads reach a controller that is polling (at most 2 s).
     func settle() { link.settle(limitNs: 2_000_000_000) }
 

@@ -14,7 +14,7 @@ import Policy
 /// limit). Grants and the building's commands come from other threads through `release`. The
 /// monitor's lock is never held while the strike or the buzzer is driven (the strike tells its
 /// changes back under its own lock).
-public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `stopped`, `fleet` guarded by `lock`
+public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `stopped`, `fleet`, `tamperListener` guarded by `lock`
     public struct Input {
         public var line: GPIOInputLine
         public var activeLow: Bool
@@ -46,6 +46,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     private var stopped = false
     private var threadDone = true
     private var fleet: DoorFleet?
+    private var tamperListener: (@Sendable (Bool) -> Void)?
     private var strikeClosedAtNs: UInt64?
     private let finished = Condition()
     private let wakeRead: Int32
@@ -83,6 +84,10 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Where the door's state and alarms go (the building's broker); set before `start`.
     public func report(to fleet: DoorFleet?) { lock.withLock { self.fleet = fleet } }
 
+    /// Told the tamper loop's state at start and on each change (on the door's thread; it must
+    /// not block): the OSDP reader's LSTATR. Set before `start`.
+    public func onTamper(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { tamperListener = listener } }
+
     /// Reads the levels now, says what they mean (a door open at start, a tamper loop open), and
     /// starts the thread.
     public func start() {
@@ -105,6 +110,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             // The tamper loop's state from the first `<topic>/state` on, not only once it changes.
             lock.withLock { counts.tampered = tampered }
             lock.withLock { fleet }?.tamper(tampered)
+            lock.withLock { tamperListener }?(tampered)
         }
         startThread(name: "kiosk-door") { [self] in run() }
     }
@@ -198,7 +204,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Carries out the monitor's actions, in order (from whichever thread decided them).
     private func perform(_ actions: [DoorMonitor.Action], now: UInt64) {
         guard !actions.isEmpty else { return }
-        let fleet = lock.withLock { self.fleet }
+        let (fleet, tamperListener) = lock.withLock { (self.fleet, self.tamperListener) }
         func latency(_ edgeNs: UInt64) -> LogValue { .ms(Double(monotonicNanoseconds() &- edgeNs) / 1e6) }
         for action in actions {
             switch action {
@@ -225,6 +231,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
                 logger.log(isActive ? .warning : .info, "tamper", fields: [("state", .text(isActive ? "alarm" : "ok")), ("latency_ms", latency(edgeNs))])
                 fleet?.alarm("tamper", state: isActive ? "alarm" : "ok")
                 fleet?.tamper(isActive)
+                tamperListener?(isActive)
             case .openStrike(let ms):
                 door?.door?.grant(milliseconds: ms)
             case .closeStrike:

@@ -8,7 +8,7 @@ import Policy
 /// the bus and a reply never waits for a frame. The frame loop hands in card reads (`report`);
 /// what the controller commands (LED, buzzer, output) and what happens on the link (online,
 /// secure, errors) come out through `onAction`, on the link's thread (they must not block).
-public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `stopped` guarded by `lock`
+public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `status`, `stopped` guarded by `lock`
     public struct Status: Equatable, Sendable {
         public var online = false
         public var secure = false
@@ -22,6 +22,8 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
     private var peripheral: OSDPPeripheral
     private let lock = Lock()
     private var incoming: [OSDPCardRead] = []
+    /// The tamper loop's state for LSTATR, from the door's thread; the link's thread takes it.
+    private var tamper = false
     private var stopped = false
     private var running = false
     private var status: Status
@@ -51,6 +53,12 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
     /// A card read for the controller's next POLL (from any thread; returns at once).
     public func report(_ card: OSDPCardRead) {
         lock.withLock { incoming.append(card) }
+    }
+
+    /// The tamper loop's state (from any thread; returns at once): LSTATR's tamper byte from the
+    /// controller's next osdp_LSTAT on (1 tamper, 0 normal; nothing unsolicited).
+    public func setTamper(_ active: Bool) {
+        lock.withLock { tamper = active }
     }
 
     public func start() {
@@ -113,6 +121,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `status`, `st
             }
             let now = monotonicNanoseconds()
             peripheral.outputOn = outputPlan.level(at: now).on
+            peripheral.tamper = lock.withLock { tamper } ? 1 : 0
             var outputs = framer.feed(bytes, at: now)
             outputs += framer.expire(at: now, timeoutNs: OSDPLink.packetTimeoutNs)
             for output in outputs {

@@ -185,7 +185,8 @@ public struct OSDPPeripheral {
     private var cards: [OSDPCardRead] = []
     /// Output 0's last level as told by the shell (OSTATR).
     public var outputOn = false
-    /// LSTATR's tamper and power bytes: 0 normal (no tamper input yet: issue 25).
+    /// LSTATR's tamper and power bytes (SIA OSDP 2.2, osdp_LSTATR): tamper 0 normal, 1 tamper (the
+    /// tamper loop, `KIOSK_TAMPER_LINE`, set by the link); power 0 normal (no power input).
     public var tamper: UInt8 = 0
     public var power: UInt8 = 0
 

@@ -195,6 +195,51 @@ final class CredentialEndToEndTests: XCTestCase {
         XCTAssertEqual(kiosk.of("credential").map { $0["reason"] }, ["valid", "antipassback", "revoked"], kiosk.text)
     }
 
+    /// The building's `reload` command on a real Mosquitto reloads the revocation list as SIGHUP
+    /// does: bob's credential is valid, bob is revoked in the file, the command is answered ok and
+    /// the credentials reloaded, and bob's next credential is denied, revoked.
+    func testTheBuildingsReloadCommandReloadsTheRevocationList() throws {
+        try XCTSkipUnless(MosquittoBroker.isInstalled, "mosquitto and mosquitto-clients (the Makefile's PACKAGES) are needed")
+        let broker = try MosquittoBroker()
+        let topic = "kc-\(UUID().uuidString.prefix(6))/door"
+        let sub = try MosquittoSubscriber(broker: broker, topic: topic + "/command/result")
+        let before = try mint(["2": "bob"]), after = try mint(["2": "bob"])
+        let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo", count: 4)
+        let kiosk = try FleetEndToEndTests.LiveKiosk(env: baseEnv([
+            "KIOSK_CAMERA": "replay:" + fifo.path, "KIOSK_MQTT_URL": "mqtt://127.0.0.1:\(broker.port)", "KIOSK_MQTT_TOPIC": topic,
+            "KIOSK_MQTT_DISCOVERY": "", "KIOSK_MQTT_COMMANDS": "1",
+        ]))
+        defer { if kiosk.process.isRunning { kiosk.kill9() } }
+        XCTAssertTrue(kiosk.waitFor("credentials_reloaded"), kiosk.text)
+        XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
+        let deadline = Date().addingTimeInterval(15)
+        while !((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "").contains("\t\(topic)/command (QoS"), Date() < deadline {
+            usleep(20_000)
+        }
+        fifo.feed(try FleetEndToEndTests.frame(Array(before.utf8)))
+        fifo.feed(try FleetEndToEndTests.frame(nil))
+        XCTAssertTrue(kiosk.waitFor("credential"), kiosk.text)
+
+        try "bob\n".write(toFile: folder + "/revoked", atomically: true, encoding: .utf8)
+        try MosquittoBroker.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic + "/command", "-q", "1",
+                                                           "-m", #"{"id":"reload-7","command":"reload","time":\#(now)}"#])
+        let results = sub.waitFor { $0.count >= 1 }
+        let answer = results.first.map { (try? JSONSerialization.jsonObject(with: Data($0.payload))) as? [String: Any] ?? [:] } ?? [:]
+        XCTAssertEqual(answer["id"] as? String, "reload-7", results.map(\.text).joined(separator: "\n"))
+        XCTAssertEqual(answer["result"] as? String, "ok", results.map(\.text).joined(separator: "\n"))
+        XCTAssertTrue(kiosk.waitFor("credentials_reloaded", count: 2), kiosk.text)
+        XCTAssertEqual(kiosk.of("credentials_reloaded").last?["revoked"], "1", kiosk.text)
+        XCTAssertEqual(kiosk.of("command").map { "\($0["id"] ?? "") \($0["command"] ?? "") \($0["result"] ?? "")" }, ["reload-7 reload ok"])
+
+        fifo.feed(try FleetEndToEndTests.frame(Array(after.utf8)))
+        fifo.feed(try FleetEndToEndTests.frame(nil))
+        XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
+        XCTAssertEqual(kiosk.of("credential").map { $0["reason"] }, ["valid", "revoked"], kiosk.text)
+        XCTAssertEqual(kiosk.of("credential").last?["result"], "denied", kiosk.text)
+        assertNoToken(kiosk.text, "the log")
+        assertNoToken(results.map(\.text).joined(separator: "\n"), "the command's answer")
+    }
+
     func testRotatingCodesFromPyotp() throws {
         let secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
         try "carol \(secret)\n".write(toFile: folder + "/totp", atomically: true, encoding: .utf8)

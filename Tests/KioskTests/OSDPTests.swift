@@ -115,7 +115,7 @@ final class OSDPTests: XCTestCase {
         let strike = changes(r, "output", line: 23)
         XCTAssertEqual(strike.map(\.value), [1, 0], "\(r["output"] ?? "")")
         if strike.count == 2 { XCTAssertEqual(strike[1].t - strike[0].t, 0.7, accuracy: 0.15) }
-        XCTAssertEqual(r["lstat"] as? String, "0000", "tamper and power normal (no tamper input yet)")
+        XCTAssertEqual(r["lstat"] as? String, "0000", "tamper and power normal (no tamper line set)")
         XCTAssertEqual(r["ostat_before"] as? String, "00")
         XCTAssertEqual(r["ostat_on"] as? String, "01", "the strike, on")
         XCTAssertEqual(r["sc_still_active"] as? Bool, true)
@@ -123,6 +123,18 @@ final class OSDPTests: XCTestCase {
         XCTAssertEqual(card?["format"] as? Int, 0, "raw: \(r)")
         XCTAssertEqual(card?["data"] as? String, Array("VISITOR-7".utf8).map { String(format: "%02x", $0) }.joined())
         XCTAssertEqual(r["key_in_log"] as? Bool, false, "the key is never logged")
+    }
+
+    /// The tamper loop (a simulated input, from the kiosk's stdin) in osdp_LSTATR: tamper byte 0
+    /// normal, 1 tamper (SIA OSDP 2.2), power 0 normal; read by the controller at each LSTAT.
+    func testLSTATRCarriesTheTamperLoopsState() throws {
+        let r = try scenario("tamper")
+        XCTAssertEqual(r["online"] as? Bool, true, "\(r)")
+        XCTAssertEqual(r["door_inputs"] as? Bool, true)
+        XCTAssertEqual(r["tamper_alarm"] as? Bool, true, r["log"] as? String ?? "")
+        XCTAssertEqual(r["tamper_ok"] as? Bool, true)
+        XCTAssertEqual(r["lstat"] as? [String], ["0000", "0100", "0000"], "tamper, power: whole, cut, whole again")
+        XCTAssertEqual(r["exit"] as? Int, 0)
     }
 
     func testInstallModeTakesTheControllersKeyAndARestartUsesIt() throws {

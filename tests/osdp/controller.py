@@ -40,8 +40,10 @@ class PtyChannel(osdp.Channel):
 class Kiosk:
     """The kiosk binary, its stderr read line by line with the time each line came."""
 
-    def __init__(self, binary, env, log_path):
-        self.proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    def __init__(self, binary, env, log_path, stdin=False):
+        # With stdin, the simulated inputs (KIOSK_GPIO_CHIP=sim) are driven through `say`.
+        self.proc = subprocess.Popen([binary], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     stdin=subprocess.PIPE if stdin else None)
         self.lines = []
         self.t0 = time.monotonic()
         self.log = open(log_path, "a")
@@ -59,6 +61,18 @@ class Kiosk:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             if any(text in l for _, l in self.lines):
+                return True
+            time.sleep(0.02)
+        return False
+
+    def say(self, line):
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+
+    def wait_for_event(self, name, count=1, timeout=10, **want):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if len([e for e in self.events(name) if all(e.get(k) == v for k, v in want.items())]) >= count:
                 return True
             time.sleep(0.02)
         return False
@@ -316,6 +330,25 @@ def scenario_secure(args, bus, out):
     log = open(args.log).read()
     out["key_in_log"] = KEY.hex() in log.lower()
     out["secure_events"] = [e.get("state") for e in k.events("osdp_secure")]
+
+
+def scenario_tamper(args, bus, out):
+    # The tamper loop on a simulated input (driven from the kiosk's stdin): LSTATR's tamper byte.
+    k = Kiosk(args.kiosk, kiosk_env(args, bus, {"KIOSK_OSDP_REQUIRE_SECURE": "0", "KIOSK_TAMPER_LINE": "24"}), args.log,
+              stdin=True)
+    k.wait_for("event=osdp_start")
+    cp, _ = control_panel(bus, None)
+    out["online"] = cp.online_wait(0, timeout=8)
+    out["door_inputs"] = k.wait_for("event=door_inputs")
+    out["lstat"] = [status(cp, osdp.StatusReportType.Local)]
+    k.say("tamper 1")
+    out["tamper_alarm"] = k.wait_for_event("tamper", state="alarm")
+    out["lstat"].append(status(cp, osdp.StatusReportType.Local))
+    k.say("tamper 0")
+    out["tamper_ok"] = k.wait_for_event("tamper", state="ok")
+    out["lstat"].append(status(cp, osdp.StatusReportType.Local))
+    out["exit"] = k.stop()
+    cp.teardown()
 
 
 def scenario_install(args, bus, out):
