@@ -179,7 +179,8 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     }
 }
 
-/// Runs the verifier off the frame loop: one thread, a small queue; `submit` never waits.
+/// Runs the verifier off the frame loop: one thread, a queue of 64 (a door shows a code a second;
+/// a replayed folder, or a disk slow to fsync the store, can queue a burst); `submit` never waits.
 public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stopping` guarded by `condition`
     public let verifier: CredentialVerifier
     public let queueLimit: Int
@@ -188,7 +189,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     private var stopping = false
     private var busy = false
 
-    public init(verifier: CredentialVerifier, queueLimit: Int = 8) {
+    public init(verifier: CredentialVerifier, queueLimit: Int = 64) {
         self.verifier = verifier
         self.queueLimit = queueLimit
         startThread(name: "kiosk.credential") { [self] in work() }
