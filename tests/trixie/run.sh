@@ -89,7 +89,9 @@ fi
 # The checkout (what is in the working tree, not only what is committed), and shared/ beside it.
 mkdir -p "$ROOT/work/kiosk"
 rsync -a --delete --exclude /.build --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
-if [ -d "$REPO/../shared" ]; then bind "$REPO/../shared" "$ROOT/work/shared" ro; fi
+# KIOSK_SHARED names that folder when it is not beside the checkout (a git worktree elsewhere).
+SHARED=${KIOSK_SHARED:-$REPO/../shared}
+if [ -d "$SHARED" ]; then bind "$SHARED" "$ROOT/work/shared" ro; fi
 
 inside() {  # inside COMMAND...: in the copy, a clean environment
   chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
