@@ -264,6 +264,9 @@ xctest() {
   local wrapper=$LAST/kiosk-arm64 all selected skipped="" s name line status
   # The end-to-end tests start KIOSK_BINARY themselves: without binfmt_misc an arm64 program can
   # only be started through qemu, so they start this (amd64) script, which execs qemu.
+  # qemu-user looks a path up in the sysroot (-L) first: mmdebstrap made a /dev/ptmx there, a
+  # device node with no devpts beside it, which opens with ENODEV; without it, the host's.
+  rm -f "$SYSROOT/dev/ptmx"
   printf '#!/bin/sh\nexec qemu-aarch64 -cpu %s -L %s %s "$@"\n' "$QEMU_CPU" "$SYSROOT" "$KIOSK" > "$wrapper"
   chmod 0755 "$wrapper"
   # The bundle's RUNPATH is the SDK's path inside the trixie root: LD_LIBRARY_PATH names the
