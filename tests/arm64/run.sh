@@ -267,6 +267,8 @@ xctest() {
   # qemu-user looks a path up in the sysroot (-L) first: mmdebstrap made a /dev/ptmx there, a
   # device node with no devpts beside it, which opens with ENODEV; without it, the host's.
   rm -f "$SYSROOT/dev/ptmx"
+  # And its /proc, an empty folder (mmdebstrap's mount point): `kiosk doctor` would see no process.
+  if [ -d "$SYSROOT/proc" ]; then rmdir "$SYSROOT/proc" 2>/dev/null || true; fi
   printf '#!/bin/sh\nexec qemu-aarch64 -cpu %s -L %s %s "$@"\n' "$QEMU_CPU" "$SYSROOT" "$KIOSK" > "$wrapper"
   chmod 0755 "$wrapper"
   # The bundle's RUNPATH is the SDK's path inside the trixie root: LD_LIBRARY_PATH names the
