@@ -97,7 +97,7 @@ final class OSDPReader: @unchecked Sendable {
     }
 
     static var identity: OSDPIdentity {
-        let v = kioskVersion.split(separator: ".").map { UInt8($0) ?? 0 } + [0, 0, 0]
+        let v: [UInt8] = kioskVersion.split(separator: ".").map { UInt8($0) ?? 0 } + [0, 0, 0]
         // No IEEE OUI of its own: vendor code 0 (the controller lists it as unknown).
         return OSDPIdentity(vendorCode: 0, model: 1, version: 1, serial: serialNumber(), firmware: (v[0], v[1], v[2]))
     }

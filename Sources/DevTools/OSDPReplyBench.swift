@@ -100,7 +100,7 @@ enum OSDPReplyBench {
             let p = try OSDPPacket.parse(ccrypt).get()
             guard p.body.count == 33 else { throw Failure(description: "no osdp_CCRYPT: \(p.body)") }
             let rndB = Array(p.body[9...16])
-            func derive(_ a: UInt8, _ b: UInt8) throws -> [UInt8] { try cipher.encrypt(key: key, iv: nil, [a, b] + rndA[0..<6] + [UInt8](repeating: 0, count: 8)) }
+            func derive(_ a: UInt8, _ b: UInt8) throws -> [UInt8] { try cipher.encrypt(key: key, iv: nil, [a, b] + Array(rndA[0..<6]) + [UInt8](repeating: 0, count: 8)) }
             let enc = try derive(1, 0x82), mac1 = try derive(1, 1), mac2 = try derive(1, 2)
             let clientCryptogram = try cipher.encrypt(key: enc, iv: nil, rndB + rndA)
             let rmac = try OSDPPacket.parse(try exchange(OSDPPacket(address: 0, sequence: next(), check: .crc16, securityType: 0x13, securityData: [1], body: [0x77] + clientCryptogram).encoded()).reply).get()

@@ -125,6 +125,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         return VerdictWait(reportedNs: clock.now(), limitMs: verdictMs, clock: clock) { [weak self] verdict in
             self?.decided(verdict, symbology: symbology, frame: frame)
             onVerdict?(verdict)
+            // Counted once `onVerdict` has it too: `settle` (a replay's end) must not let the fleet
+            // flush this code without its verdict (the arm64 tier, slower, caught that).
+            self?.lock.withLock { self?.pendingVerdicts -= 1 }
         }
     }
 
@@ -162,7 +165,6 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
 
     private func decided(_ verdict: Verdict, symbology: String, frame: UInt64) {
         let proceed = lock.withLock { () -> Bool in
-            pendingVerdicts -= 1
             guard !stopped else { return false }
             verdictCounts[verdict.result, default: 0] += 1
             return true

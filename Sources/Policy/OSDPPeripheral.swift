@@ -490,7 +490,7 @@ public struct OSDPPeripheral {
         do {
             let rndB = try cipher.random(8)
             func derive(_ a: UInt8, _ b: UInt8) throws -> [UInt8] {
-                try cipher.encrypt(key: base, iv: nil, [a, b] + data[0..<6] + [UInt8](repeating: 0, count: 8))
+                try cipher.encrypt(key: base, iv: nil, [a, b] + Array(data[0..<6]) + [UInt8](repeating: 0, count: 8))
             }
             let keys = SessionKeys(enc: try derive(0x01, 0x82), mac1: try derive(0x01, 0x01), mac2: try derive(0x01, 0x02))
             let cryptogram = try cipher.encrypt(key: keys.enc, iv: nil, data + rndB)

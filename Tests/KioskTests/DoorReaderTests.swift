@@ -104,7 +104,12 @@ final class DoorReaderTests: XCTestCase {
             let hook = ScanHook(program: try program("verdict\(i)", c.body), environment: [:], logger: r.logger,
                                 timeoutNs: 2_000_000_000, clock: r.clock)
             let wait = scan(r, hook: hook)
-            eventually("a verdict from `\(c.body)`") { wait.isDecided }
+            // The wait is decided (under its lock) before the verdict's sound and lights are switched,
+            // on the program's thread: the clock moves once what is switched at once is switched.
+            eventually("a verdict from `\(c.body)`") {
+                wait.isDecided && [(buzzerLine, c.buzzer), (grantedLine, c.granted), (deniedLine, c.denied), (doorLine, c.door)]
+                    .allSatisfy { line, want in r.timeline.msLevels(offset: line).count >= want.filter { $0[0] == 0 }.count }
+            }
             r.clock.advance(toMs: 5000)
             let verdict = try XCTUnwrap(r.lines.of("verdict").first, c.body)
             XCTAssertEqual(verdict["result"], c.result, c.body)

@@ -125,12 +125,18 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(start["camera"], "replay:\(folder.path)")
         XCTAssertEqual(start["roi"], "0.25,0.25,0.5,0.5")
         // The buzzer line: requested inactive, then on/off for each report, inactive at the end.
+        // The replay runs as fast as it decodes (about 1 ms a frame): the reports of frames 60 and
+        // 65 come a few milliseconds apart, and when the first 1 ms beep's off step is late (a
+        // loaded machine) the second pattern finds the line still on and drives no new edge
+        // (PatternPlayer; its exact timing is in GPIOTests). Frame 5's beep is long over by 60.
         let gpio = run.of("gpio").map { $0["value"] ?? "?" }
         XCTAssertEqual(gpio.first, "0")
         XCTAssertEqual(gpio.last, "0")
         // Each report beeps; the replay runs as fast as the pipeline takes it, so the reports of
         // frames 60 and 65 come milliseconds apart, and on a loaded machine the second beep can
         // start while the first still holds the line on (one rising edge for both).
+        XCTAssertEqual(Array(gpio.dropFirst()), Array(repeating: ["1", "0"], count: gpio.count / 2).flatMap { $0 },
+                       "on, then off, for each sound: \(gpio)")
         XCTAssertEqual(run.of("beep").map { $0["ms"] }, ["1", "1", "1"])
         XCTAssertTrue((2...3).contains(gpio.filter { $0 == "1" }.count), "\(gpio)")
     }

@@ -4,6 +4,7 @@ import Foundation
 import Platform
 import Policy
 import Scene
+import TestSupport
 import XCTest
 
 /// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
@@ -24,8 +25,7 @@ final class OSDPTests: XCTestCase {
     static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"] }
 
     static var script: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("tests/osdp/controller.py")
+        Checkout.root.appendingPathComponent("tests/osdp/controller.py")
     }
 
     /// Runs one scenario; the frames it may show are drawn here (our QR renderer, as the other

@@ -267,7 +267,7 @@ final class OSDPPeripheralTests: XCTestCase {
         let rndA: [UInt8] = Array(11...18)
         let reply = try XCTUnwrap(sent(p.received(command(0, [0x76] + rndA, scb: (0x11, [1])), at: 0)).first)
         let rndB = Array(reply.body[9...16])
-        func derive(_ a: UInt8, _ b: UInt8) throws -> [UInt8] { try c.encrypt(key: key, iv: nil, [a, b] + rndA[0..<6] + [UInt8](repeating: 0, count: 8)) }
+        func derive(_ a: UInt8, _ b: UInt8) throws -> [UInt8] { try c.encrypt(key: key, iv: nil, [a, b] + Array(rndA[0..<6]) + [UInt8](repeating: 0, count: 8)) }
         let enc = try derive(0x01, 0x82), mac1 = try derive(0x01, 0x01), mac2 = try derive(0x01, 0x02)
         XCTAssertEqual(Array(reply.body[17...32]), try c.encrypt(key: enc, iv: nil, rndA + rndB), "the PD's cryptogram")
         let clientCryptogram = try c.encrypt(key: enc, iv: nil, rndB + rndA)
@@ -320,7 +320,7 @@ final class OSDPPeripheralTests: XCTestCase {
         let rndA: [UInt8] = Array(11...18)
         let reply = try XCTUnwrap(sent(p.received(command(0, [0x76] + rndA, scb: (0x11, [1])), at: 0)).first)
         let rndB = Array(reply.body[9...16])
-        let enc = try c.encrypt(key: key, iv: nil, [0x01, 0x82] + rndA[0..<6] + [UInt8](repeating: 0, count: 8))
+        let enc = try c.encrypt(key: key, iv: nil, [0x01, 0x82] + Array(rndA[0..<6]) + [UInt8](repeating: 0, count: 8))
         _ = p.received(command(1, [0x77] + (try c.encrypt(key: enc, iv: nil, rndB + rndA)), scb: (0x13, [1])), at: 1)
         XCTAssertTrue(p.isSecure)
         // A plaintext command now ends the session with a plaintext NAK 6.

@@ -6,8 +6,7 @@ import Foundation
 /// one JSON request and answer a line.
 public final class CredentialPeer {
     public static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"].flatMap { $0.isEmpty ? nil : $0 } }
-    public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Peers/credentials.py").path
+    public static var script: String { Checkout.root.appendingPathComponent("Tests/Peers/credentials.py").path }
 
     private let process = Process()
     private let input = Pipe()

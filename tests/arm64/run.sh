@@ -19,7 +19,7 @@
 #     exits 78; `kiosk decode` on the whole photo corpus prints exactly what the amd64 build prints;
 #     `kiosk demo` ends with demo_result result=pass; the XCTest suite, but for the tests listed in
 #     SKIP below with the reason each cannot run under user emulation.
-# The corpus: ../shared/corpus beside the repository (KIOSK_CORPUS for another). Logs and outputs
+# The corpus: ../shared/corpus beside the repository (KIOSK_SHARED for another shared folder, KIOSK_CORPUS for another corpus). Logs and outputs
 # of the last run: .cache/arm64/last/. Needs root (the builds run in the trixie root).
 # KIOSK_ARM64_SABOTAGE=budget,demo (either or both: arm64 decodes with the default 60 ms budget;
 # the demo reading only EAN-8, which it never shows) shows those checks fail when arm64 goes wrong.
@@ -28,7 +28,9 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_ARM64_CACHE:-$REPO/.cache/arm64}
-CORPUS=${KIOSK_CORPUS:-$REPO/../shared/corpus}
+# ../shared beside the checkout, or KIOSK_SHARED (as tests/trixie/run.sh takes it).
+SHARED=${KIOSK_SHARED:-$REPO/../shared}
+CORPUS=${KIOSK_CORPUS:-$SHARED/corpus}
 LAST=$CACHE/last
 # A Cortex-A72 (Raspberry Pi 4; ARMv8.0): the binary must not use later instructions, and qemu's
 # default CPU ("max") emulates pointer authentication, which trixie's arm64 libraries use on every
@@ -210,8 +212,8 @@ decode_corpus() {
   local blackbox=$CORPUS/zxing-blackbox t1 s64 sref n
   [ -d "$blackbox" ] || { echo "no corpus at $blackbox"; return 1; }
   # The trixie root sees ../shared at /work/shared (tests/trixie/run.sh binds it there).
-  [ "$(cd "$CORPUS/.." && pwd)" = "$(cd "$REPO/../shared" 2>/dev/null && pwd)" ] \
-    || { echo "KIOSK_CORPUS must be the ../shared/corpus beside the repository (the trixie root sees only that one)"; return 1; }
+  [ "$(cd "$CORPUS/.." && pwd)" = "$(cd "$SHARED" 2>/dev/null && pwd)" ] \
+    || { echo "KIOSK_CORPUS must be the corpus folder of ../shared beside the repository or of KIOSK_SHARED (the trixie root sees only that one)"; return 1; }
   local reference_in_root=${REFERENCE#"$TROOT"}
   t1=$(date +%s)
   "$REPO/tests/trixie/run.sh" -- bash -c 'cd /work/shared/corpus/zxing-blackbox && export LC_ALL=C && f=(*/*.png) && exec "$1" decode --budget-ms "$2" "${f[@]}"' \
@@ -264,12 +266,19 @@ xctest() {
   local wrapper=$LAST/kiosk-arm64 all selected skipped="" s name line status
   # The end-to-end tests start KIOSK_BINARY themselves: without binfmt_misc an arm64 program can
   # only be started through qemu, so they start this (amd64) script, which execs qemu.
+  # qemu-user looks a path up in the sysroot (-L) first: mmdebstrap made a /dev/ptmx there, a
+  # device node with no devpts beside it, which opens with ENODEV; without it, the host's.
+  rm -f "$SYSROOT/dev/ptmx"
+  # And its /proc, an empty folder (mmdebstrap's mount point): `kiosk doctor` would see no process.
+  if [ -d "$SYSROOT/proc" ]; then rmdir "$SYSROOT/proc" 2>/dev/null || true; fi
   printf '#!/bin/sh\nexec qemu-aarch64 -cpu %s -L %s %s "$@"\n' "$QEMU_CPU" "$SYSROOT" "$KIOSK" > "$wrapper"
   chmod 0755 "$wrapper"
   # The bundle's RUNPATH is the SDK's path inside the trixie root: LD_LIBRARY_PATH names the
   # Swift runtime's folder as the arm64 loader sees it (qemu looks it up under -L first).
   # The OSDP tests' control panel (libosdp, `make deps`) runs natively and drives the wrapper.
-  local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper" KIOSK_PEERS_PYTHON="$REPO/.cache/peers/bin/python"
+  # KIOSK_CHECKOUT: the bundle was compiled in the root's copy, /work/kiosk, which the native python
+  # does not see; the scripts the tests hand it (Tests/Peers, tests/osdp) are this checkout's.
+  local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper" KIOSK_PEERS_PYTHON="$REPO/.cache/peers/bin/python" KIOSK_CHECKOUT="$REPO"
              qemu-aarch64 -cpu "$QEMU_CPU" -L "$SYSROOT" -E LD_LIBRARY_PATH=/usr/libexec/swift/lib/swift/linux "$TESTS")
   all=$("${run[@]}" --list-tests 2>&1) || { echo "--list-tests: $all"; return 1; }
   selected=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")

@@ -127,7 +127,8 @@ check env-file-readme "kiosk.env lists every variable of the README's table, all
   bash -c 'diff <(grep -o "^#KIOSK_[A-Z0-9_]*=" "$1/deploy/kiosk.env" | tr -d "#=" | LC_ALL=C sort) \
                 <(grep -o "^| \`KIOSK_[A-Z0-9_]*\`" "$1/README.md" | grep -o "KIOSK_[A-Z0-9_]*" | LC_ALL=C sort -u) \
            && ! grep -q "^KIOSK_" "$1/deploy/kiosk.env"' _ "$repo"
-interface=$repo/../shared/docs/interface.md
+# ../shared beside the checkout, or KIOSK_SHARED (as the trixie and arm64 tiers take it).
+interface=${KIOSK_SHARED:-$repo/../shared}/docs/interface.md
 known_vars() { env -i PATH=/usr/bin:/bin "$binary" check | grep -o '^KIOSK_[A-Z_0-9]*' | LC_ALL=C sort -u; }
 # Every variable `kiosk check` prints is in kiosk.env (and so, by the check above, in the README).
 check env-file-known "kiosk.env lists exactly the variables kiosk check knows" \

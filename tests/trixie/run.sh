@@ -76,11 +76,22 @@ bind /dev "$ROOT/dev"
 bind /dev/pts "$ROOT/dev/pts"
 bind /sys "$ROOT/sys" ro
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
+# And the host's local certificate authorities (a site's TLS proxy, Debian's place for them), so
+# that `make deps` in the root reaches PyPI for the test peers as the host does.
+shopt -s nullglob
+local_cas=(/usr/local/share/ca-certificates/*.crt)
+shopt -u nullglob
+if [ ${#local_cas[@]} -gt 0 ]; then
+  cp "${local_cas[@]}" "$ROOT/usr/local/share/ca-certificates/" &&
+    chroot "$ROOT" update-ca-certificates >/dev/null 2>&1 || die "cannot add the host's local CAs to the root"
+fi
 
 # The checkout (what is in the working tree, not only what is committed), and shared/ beside it.
 mkdir -p "$ROOT/work/kiosk"
 rsync -a --delete --exclude /.build --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
-if [ -d "$REPO/../shared" ]; then bind "$REPO/../shared" "$ROOT/work/shared" ro; fi
+# KIOSK_SHARED names that folder when it is not beside the checkout (a git worktree elsewhere).
+SHARED=${KIOSK_SHARED:-$REPO/../shared}
+if [ -d "$SHARED" ]; then bind "$SHARED" "$ROOT/work/shared" ro; fi
 
 inside() {  # inside COMMAND...: in the copy, a clean environment
   chroot "$ROOT" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
