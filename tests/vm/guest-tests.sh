@@ -1034,13 +1034,25 @@ group_inputs() {
       KIOSK_INPUT_DEBOUNCE_MS=$db
     wait_log 'event=ready ' 30 || { fail "$label: never ready"; show "$LOG"; kiosk_stop; continue; }
     # The two writes from one process (a shell's two writes can be tens of ms apart under load).
-    gap=$(vmtool bounce "$SIMBASE/sim_gpio$IN_CONTACT/pull" pull-up pull-down 1000)
-    sleep 0.5
-    n=$(count door_contact)
+    # With no debounce the kernel reports both edges, but gpiolib reads a both-edges line's level
+    # in its IRQ thread: on an emulated CPU under load that thread can run after the second write,
+    # so both edges arrive as "falling", the door never left "closed", and no event is right too.
+    # So with no debounce: up to three bounces, one must show both changes, none may show one.
+    tries=1; [ "$db" = 0 ] && tries=3
+    t=1 gaps=
+    while [ $t -le $tries ]; do
+      gap=$(vmtool bounce "$SIMBASE/sim_gpio$IN_CONTACT/pull" pull-up pull-down 1000)
+      gaps="$gaps $gap"
+      sleep 0.5
+      n=$(count door_contact)
+      [ "$n" = 0 ] || break
+      t=$((t + 1))
+    done
     if [ "$db" = 20 ] && [ "$gap" -ge 20000 ]; then info "$label: the writes were $gap us apart: not a bounce under 20 ms, not judged"
     elif [ "$db" = 20 ] && [ "$n" = 0 ]; then pass "$label: filtered (no door_contact; the writes $gap us apart)"
-    elif [ "$db" = 0 ] && [ "$n" = 2 ]; then pass "$label: both changes seen (door_contact open, closed; $gap us apart)"
-    else fail "$label: $n door_contact events (the writes $gap us apart)"; show "$LOG"; fi
+    elif [ "$db" = 0 ] && [ "$n" = 2 ] && grep 'event=door_contact ' "$LOG" | tail -1 | grep -q 'state=closed'; then
+      pass "$label: both changes seen (door_contact open, closed; bounce $t of $tries, the writes$gaps us apart)"
+    else fail "$label: $n door_contact events after $t bounce(s) (the writes$gaps us apart)"; show "$LOG"; fi
     check_stop "$label"
   done
 
