@@ -19,7 +19,7 @@ final class CredentialEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make deps)") }
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: EndToEndTests.binary.path), "build the kiosk binary first")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
         folder = NSTemporaryDirectory() + "kiosk-cred-e2e-\(UUID().uuidString.prefix(8))"
         for d in [trust, state] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
         peer = try CredentialPeer(python: python)
@@ -62,35 +62,9 @@ final class CredentialEndToEndTests: XCTestCase {
         return dir
     }
 
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var lines: [[String: String]] { stderr.split(separator: "\n").map { Logfmt.fields(String($0)) } }
-        func of(_ event: String) -> [[String: String]] { lines.filter { $0["event"] == event } }
-        var reasons: [String] { of("credential").compactMap { $0["reason"] } }
-        /// Grants the strike carried out: opened, or held open longer while open (debug level).
-        var doorOpenings: Int { of("door").filter { $0["state"] == "open" }.count + of("door_extended").count }
-    }
+    typealias Run = KioskProcess.Run
 
-    func run(_ args: [String] = ["run"], env: [String: String]) throws -> Run {
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = args
-        p.environment = EndToEndTests.childEnvironment(env)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errBox = Box(), done = DispatchSemaphore(value: 0)
-        let handle = err.fileHandleForReading
-        Thread.detachNewThread { errBox.data = handle.readDataToEndOfFile(); done.signal() }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        done.wait()
-        return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errBox.data, as: UTF8.self))
-    }
+    func run(_ args: [String] = ["run"], env: [String: String]) throws -> Run { try KioskProcess.run(args, env: env) }
 
     /// No token, nor a long piece of one (the Base45 after the prefix), in `text`.
     func assertNoToken(_ text: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
@@ -363,4 +337,11 @@ final class CredentialEndToEndTests: XCTestCase {
         XCTAssertTrue(doctor.stdout.contains("PASS trust: kid hex-ed01: Ed25519 key in"), doctor.stdout)
         XCTAssertTrue(doctor.stdout.contains("PASS store:"), doctor.stdout)
     }
+}
+
+extension KioskProcess.Run {
+    /// The credential events' reasons, in order.
+    var reasons: [String] { of("credential").compactMap { $0["reason"] } }
+    /// Grants the strike carried out: opened, or held open longer while open (debug level).
+    var doorOpenings: Int { of("door").filter { $0["state"] == "open" }.count + of("door_extended").count }
 }

@@ -15,7 +15,7 @@ final class DoorEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         try XCTSkipUnless(MosquittoBroker.isInstalled, "mosquitto and mosquitto-clients (the Makefile's PACKAGES) are needed")
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: EndToEndTests.binary.path), "build the kiosk binary first")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
         id = String(UUID().uuidString.prefix(8)).lowercased()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-door-\(id)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

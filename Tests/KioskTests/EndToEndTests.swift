@@ -9,14 +9,7 @@ import XCTest
 
 /// The built `kiosk` binary, run as a child process, the way systemd or an installer runs it.
 final class EndToEndTests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var lines: [String] { stderr.split(separator: "\n").map(String.init) }
-        var events: [String] { lines.map { Logfmt.fields($0)["event"] ?? "?" } }
-        func of(_ event: String) -> [[String: String]] { lines.map(Logfmt.fields).filter { $0["event"] == event } }
-    }
+    typealias Run = KioskProcess.Run
 
     /// The demo runs in real time; under a sanitizer's slowdown on a shared machine its timing
     /// cannot hold, so the tests that follow the demo's clock skip there (the logic they cover
@@ -28,50 +21,12 @@ final class EndToEndTests: XCTestCase {
     /// The contract's one second to stop; a sanitizer's runtime adds its own teardown at exit.
     static var stopBound: Double { underSanitizer ? 3.0 : 1.0 }
 
-    /// The binary these tests run: the optimised one an installer ships (`make test` builds it and
-    /// names it in KIOSK_BINARY), since they check behaviour in real time (the demo's narration at
-    /// 30 frames a second, the watchdog's cadence, a stop within a second) that an unoptimised build
-    /// of Swift 6.0.3 cannot keep on a loaded 2-core machine. Without KIOSK_BINARY: the release
-    /// build beside this debug one if there is one, else the kiosk this test bundle was built with.
-    static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment["KIOSK_BINARY"] { return URL(fileURLWithPath: path) }
-        // The test bundle sits beside the products it was built with: .build/<triple>/debug.
-        let products = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let release = products.deletingLastPathComponent().appendingPathComponent("release/kiosk")
-        if products.lastPathComponent == "debug", FileManager.default.isExecutableFile(atPath: release.path) { return release }
-        return products.appendingPathComponent("kiosk")
-    }
-
-    /// Only what the test says, a PATH, and the sanitizers' options when the suite runs under one.
-    static func childEnvironment(_ env: [String: String]) -> [String: String] {
-        let sanitizer = ProcessInfo.processInfo.environment.filter { $0.key.hasSuffix("SAN_OPTIONS") }
-        return env.merging(["PATH": "/usr/bin:/bin"]) { a, _ in a }.merging(sanitizer) { a, _ in a }
-    }
-
-    func launch(_ args: [String], env: [String: String]) throws -> (Process, Pipe, Pipe) {
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = args
-        p.environment = EndToEndTests.childEnvironment(env)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        return (p, out, err)
-    }
-
-    func kiosk(_ args: [String] = [], env: [String: String] = [:]) throws -> Run {
-        let (p, out, err) = try launch(args, env: env)
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
-    }
+    func kiosk(_ args: [String] = [], env: [String: String] = [:]) throws -> Run { try KioskProcess.run(args, env: env) }
 
     var folder: URL!
 
     override func setUpWithError() throws {
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: EndToEndTests.binary.path), "build the kiosk binary first: \(EndToEndTests.binary.path)")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first: \(KioskProcess.binary.path)")
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
@@ -317,7 +272,7 @@ final class EndToEndTests: XCTestCase {
 
     func testSignalsStopTheServiceWithinASecond() throws {
         for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-            let (p, _, err) = try launch(["demo"], env: ["KIOSK_BEEP_MS": "5000"])
+            let (p, _, err) = try KioskProcess.start(["demo"], env: ["KIOSK_BEEP_MS": "5000"])
             // Wait for the first scan, so the buzzer is sounding (a 5 s beep) when the signal comes.
             var seen = Data()
             let handle = err.fileHandleForReading
@@ -347,14 +302,7 @@ final class SignalTests: XCTestCase {
     /// Starts `kiosk` and returns once `marker` shows in its log; then signals and measures.
     func stopWhen(_ marker: String, args: [String] = ["demo"], env: [String: String] = [:],
                   signals: [Int32] = [SIGTERM], file: StaticString = #filePath, line: UInt = #line) throws -> (status: Int32, seconds: Double, log: String) {
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = args
-        p.environment = EndToEndTests.childEnvironment(env)
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, _, err) = try KioskProcess.start(args, env: env, stdout: false)
         var seen = Data()
         let handle = err.fileHandleForReading
         let deadline = Date().addingTimeInterval(25)

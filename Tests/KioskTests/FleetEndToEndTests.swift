@@ -17,7 +17,7 @@ final class FleetEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         try XCTSkipUnless(MosquittoBroker.isInstalled, "mosquitto and mosquitto-clients (the Makefile's PACKAGES) are needed")
-        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: EndToEndTests.binary.path), "build the kiosk binary first")
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
         id = String(UUID().uuidString.prefix(8)).lowercased()
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-fleet-\(id)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -75,7 +75,7 @@ final class FleetEndToEndTests: XCTestCase {
 
     /// A running kiosk whose log is read as it comes.
     final class LiveKiosk: @unchecked Sendable {  // `log` guarded by `lock`
-        let process = Process()
+        let process: Process
         private let lock = NSLock()
         private var log = Data()
         private let done = DispatchSemaphore(value: 0)
@@ -84,15 +84,9 @@ final class FleetEndToEndTests: XCTestCase {
         let input: Pipe?
 
         init(_ args: [String] = ["run"], env: [String: String], stdin: Bool = false) throws {
-            process.executableURL = EndToEndTests.binary
-            process.arguments = args
-            process.environment = EndToEndTests.childEnvironment(env)
             input = stdin ? Pipe() : nil
-            if let input { process.standardInput = input }
-            let err = Pipe()
-            process.standardError = err
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            let (process, _, err) = try KioskProcess.start(args, env: env, stdout: false, stdin: input)
+            self.process = process
             let handle = err.fileHandleForReading
             Thread.detachNewThread { [self] in
                 while true {
@@ -457,8 +451,8 @@ final class FleetEndToEndTests: XCTestCase {
         for (command, status) in [("run", Int32(69)), ("doctor", Int32(1))] {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-            p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, EndToEndTests.binary.path, command]
-            p.environment = EndToEndTests.childEnvironment(env)
+            p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, KioskProcess.binary.path, command]
+            p.environment = KioskProcess.environment(env)
             let out = Pipe()
             p.standardOutput = out
             p.standardError = out
@@ -473,8 +467,8 @@ final class FleetEndToEndTests: XCTestCase {
         // Not configured, the same hidden library is no matter: the replay runs to its end.
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, EndToEndTests.binary.path, "run"]
-        p.environment = EndToEndTests.childEnvironment(["KIOSK_CAMERA": "replay:\(still)"])
+        p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, KioskProcess.binary.path, "run"]
+        p.environment = KioskProcess.environment(["KIOSK_CAMERA": "replay:\(still)"])
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
@@ -530,16 +524,7 @@ final class FleetEndToEndTests: XCTestCase {
     }
 
     func runToEnd(_ args: [String], env: [String: String]) throws -> (status: Int32, output: String) {
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = args
-        p.environment = EndToEndTests.childEnvironment(env)
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try KioskProcess.run(args, env: env)
+        return (r.status, r.stdout + r.stderr)
     }
 }

@@ -47,7 +47,7 @@ final class OSDPTests: XCTestCase {
         }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = [OSDPTests.script.path, "--kiosk", EndToEndTests.binary.path, "--work", folder.path,
+        p.arguments = [OSDPTests.script.path, "--kiosk", KioskProcess.binary.path, "--work", folder.path,
                        "--scenario", name, "--qr", qr.path, "--random-seconds", String(randomSeconds)]
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
@@ -197,19 +197,7 @@ final class OSDPTests: XCTestCase {
         XCTAssertEqual(r["exit"] as? Int, 0)
     }
 
-    func kiosk(_ args: [String], env: [String: String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = args
-        p.environment = EndToEndTests.childEnvironment(env)
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: o, as: UTF8.self), String(decoding: e, as: UTF8.self))
-    }
+    func kiosk(_ args: [String], env: [String: String]) throws -> KioskProcess.Run { try KioskProcess.run(args, env: env) }
 
     func testCheckAndDoctorSayWhereTheKeyComesFromNeverTheKey() throws {
         let key = "00112233445566778899aabbccddeeff"

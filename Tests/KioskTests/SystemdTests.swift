@@ -27,14 +27,7 @@ final class SystemdTests: XCTestCase {
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
 
-        let p = Process()
-        p.executableURL = EndToEndTests.binary
-        p.arguments = ["demo"]
-        p.environment = EndToEndTests.childEnvironment(["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"])
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
+        let (p, _, err) = try KioskProcess.start(["demo"], env: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "400000"], stdout: false)
 
         var messages: [(t: Double, text: String)] = []
         let start = Date()
