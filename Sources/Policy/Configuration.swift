@@ -289,6 +289,16 @@ public struct ConfigurationVariable: Sendable {
     }
 
     /// `0` or `1`.
+    /// The absolute path of a file (not a folder: no trailing '/'), without a line break; unset
+    /// leaves `field` nil.
+    static func file(_ name: String, _ expected: String, _ field: WritableKeyPath<Configuration, String?> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, expected, shown: { $0[keyPath: field] ?? "unset" }) { v, c, _ in
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
+            c[keyPath: field] = v
+            return v
+        }
+    }
+
     static func flag(_ name: String, _ field: WritableKeyPath<Configuration, Bool> & Sendable) -> ConfigurationVariable {
         ConfigurationVariable(name, "0 or 1", shown: { $0[keyPath: field] ? "1" : "0" }) { v, c, _ in
             guard let b = Configuration.flag(v) else { return nil }
@@ -398,11 +408,7 @@ extension Configuration {
             return f.rawValue
         },
         .integer("KIOSK_STATS_S", 0...86_400, "seconds from 0 (off) to 86400", \.statsSeconds),
-        ConfigurationVariable("KIOSK_METRICS_FILE", "an absolute file path", shown: { $0.metricsFile ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/") else { return nil }
-            c.metricsFile = v
-            return v
-        },
+        .file("KIOSK_METRICS_FILE", "an absolute file path", \.metricsFile),
         // The door reader (interface.md, "A door reader").
         ConfigurationVariable("KIOSK_VERDICT", VerdictMode.expected, shown: { $0.verdict.rawValue }) { v, c, _ in
             guard let m = VerdictMode(rawValue: v.lowercased()) else { return nil }
@@ -464,18 +470,8 @@ extension Configuration {
             c.mqttUser = v
             return v
         },
-        ConfigurationVariable("KIOSK_MQTT_PASSWORD_FILE", "the absolute path of a file whose first line is the password (or systemd's LoadCredential=mqtt-password:...)",
-                              shown: { $0.mqttPasswordFile ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
-            c.mqttPasswordFile = v
-            return v
-        },
-        ConfigurationVariable("KIOSK_MQTT_CA_FILE", "the absolute path of a PEM file with the CA certificate(s) that signed the broker's (unset: the system's CAs)",
-                              shown: { $0.mqttCAFile ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
-            c.mqttCAFile = v
-            return v
-        },
+        .file("KIOSK_MQTT_PASSWORD_FILE", "the absolute path of a file whose first line is the password (or systemd's LoadCredential=mqtt-password:...)", \.mqttPasswordFile),
+        .file("KIOSK_MQTT_CA_FILE", "the absolute path of a PEM file with the CA certificate(s) that signed the broker's (unset: the system's CAs)", \.mqttCAFile),
         ConfigurationVariable("KIOSK_MQTT_DISCOVERY", HomeAssistantDiscovery.expected, emptyIsValue: true,
                               shown: { $0.mqttDiscovery ?? "" }) { v, c, _ in
             if v.isEmpty { c.mqttDiscovery = nil; return "" }
@@ -485,24 +481,14 @@ extension Configuration {
         },
         .integer("KIOSK_MQTT_QUEUE", Configuration.mqttQueueRange, "a number of scan events from 1 to 10000", \.mqttQueue),
         // issue 22: OSDP (interface.md 0.3). The key itself is never a variable: only its file.
-        ConfigurationVariable("KIOSK_OSDP_PORT", "the absolute path of a serial device such as /dev/serial0 or /dev/ttyUSB0",
-                              shown: { $0.osdpPort ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
-            c.osdpPort = v
-            return v
-        },
+        .file("KIOSK_OSDP_PORT", "the absolute path of a serial device such as /dev/serial0 or /dev/ttyUSB0", \.osdpPort),
         ConfigurationVariable("KIOSK_OSDP_BAUD", "9600, 19200, 38400, 57600, 115200 or 230400", shown: { String($0.osdpBaud) }) { v, c, _ in
             guard let n = Int(v), OSDPPeripheral.baudRates.contains(n) else { return nil }
             c.osdpBaud = n
             return String(n)
         },
         .integer("KIOSK_OSDP_ADDRESS", 0...126, "a reader address from 0 to 126", \.osdpAddress),
-        ConfigurationVariable("KIOSK_OSDP_KEY_FILE", "the absolute path of a file holding the Secure Channel base key, 32 hex digits (or systemd's LoadCredential=osdp-scbk:...)",
-                              shown: { $0.osdpKeyFile ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
-            c.osdpKeyFile = v
-            return v
-        },
+        .file("KIOSK_OSDP_KEY_FILE", "the absolute path of a file holding the Secure Channel base key, 32 hex digits (or systemd's LoadCredential=osdp-scbk:...)", \.osdpKeyFile),
         .flag("KIOSK_OSDP_INSTALL_MODE", \.osdpInstallMode),
         .flag("KIOSK_OSDP_REQUIRE_SECURE", \.osdpRequireSecure),
         ConfigurationVariable("KIOSK_OSDP_CARD_FORMAT", OSDPCardFormat.expected, shown: { $0.osdpCardFormat.rawValue }) { v, c, _ in
@@ -520,7 +506,7 @@ extension Configuration {
         },
         ConfigurationVariable("KIOSK_TRUST_DIR", "the absolute path of the folder of issuers' public keys (KID.pem, hex-HEX.pem)",
                               shown: { $0.trustDir }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            guard Configuration.isAbsolutePath(v, folder: true) else { return nil }
             c.trustDir = v
             return v
         },
@@ -539,16 +525,11 @@ extension Configuration {
         },
         ConfigurationVariable("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line",
                               shown: { $0.revokedFile }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
             c.revokedFile = v
             return v
         },
-        ConfigurationVariable("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)",
-                              shown: { $0.totpFile ?? "unset" }) { v, c, _ in
-            guard v.hasPrefix("/"), !v.hasSuffix("/"), !v.contains(where: { $0.isNewline }) else { return nil }
-            c.totpFile = v
-            return v
-        },
+        .file("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)", \.totpFile),
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
         .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
@@ -739,6 +720,11 @@ extension Configuration {
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {
         !v.isEmpty && v.utf8.count <= maxBytes && v.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F && !($0.value >= 0x80 && $0.value < 0xA0) }
+    }
+
+    /// An absolute path without a line break; a file's (`folder` false) does not end in '/'.
+    static func isAbsolutePath(_ v: String, folder: Bool) -> Bool {
+        v.hasPrefix("/") && (folder || !v.hasSuffix("/")) && !v.contains(where: { $0.isNewline })
     }
 
     static func flag(_ v: String) -> Bool? {
