@@ -196,7 +196,7 @@ soak: deps
 # FUZZ_TARGETS: one SEEDS:EXECUTABLE a target (Fuzz/Corpus/SEEDS, Fuzz/Sources/EXECUTABLE).
 FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps

@@ -20,6 +20,8 @@ let package = Package(
         .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 22: the OSDP framer and peripheral on bus bytes.
         .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // issue 25: the building's commands (MQTT payloads) and their answers.
+        .executableTarget(name: "FuzzCommand", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

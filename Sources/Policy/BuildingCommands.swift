@@ -69,7 +69,8 @@ public struct CommandDesk: Equatable, Sendable {
         if let extra = object.keys.sorted().first(where: { !known.contains($0) }) {
             return .refused(id: id, command: name, reason: "malformed: unknown member \(JSONText.quoted(extra))")
         }
-        guard case .number(let seconds)? = object["time"], seconds.isFinite else {
+        // Within ±1e11 s (3,000 years) of the epoch: a larger number would not fit the age's Int64.
+        guard case .number(let seconds)? = object["time"], seconds.isFinite, abs(seconds) < 1e11 else {
             return .refused(id: id, command: name, reason: "malformed: no \"time\" (Unix seconds)")
         }
         let command: Command

@@ -51,6 +51,9 @@ final class CommandDeskTests: XCTestCase {
             (#"{"id":"m","time":1780000000}"#, "m", nil, "malformed: no \"command\" text"),
             (#"{"id":"m","command":"open"}"#, "m", "open", "malformed: no \"time\" (Unix seconds)"),
             (#"{"id":"m","command":"open","time":"now"}"#, "m", "open", "malformed: no \"time\" (Unix seconds)"),
+            // A number too large for the age's arithmetic (it trapped before make fuzz's FuzzCommand).
+            (#"{"id":"m","command":"open","time":1e300}"#, "m", "open", "malformed: no \"time\" (Unix seconds)"),
+            (#"{"id":"m","command":"open","time":-9.3e18}"#, "m", "open", "malformed: no \"time\" (Unix seconds)"),
             (#"{"id":"m","command":"open","ms":99,"time":1780000000}"#, "m", "open", "malformed: \"ms\" must be a whole number from 100 to 60000"),
             (#"{"id":"m","command":"open","ms":1500.5,"time":1780000000}"#, "m", "open", "malformed: \"ms\" must be a whole number from 100 to 60000"),
             (#"{"id":"m","command":"reload","ms":100,"time":1780000000}"#, "m", "reload", "malformed: \"ms\" is for open"),
