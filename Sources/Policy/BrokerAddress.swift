@@ -93,7 +93,7 @@ public struct FleetTopics: Equatable, Sendable {
     /// Why a prefix cannot be used (MQTT topic rules: no wildcards, no NUL, not empty, no empty
     /// level at either end), nil when it can. The `expected` text of a `config_error`.
     public static func problem(with prefix: String) -> String? {
-        if prefix.isEmpty || prefix.hasPrefix("/") || prefix.hasSuffix("/") || prefix.contains("//") {
+        if prefix.split(separator: "/", omittingEmptySubsequences: false).contains(where: \.isEmpty) {
             return "a topic prefix such as kiosk/door-3 (levels separated by '/', none empty)"
         }
         if prefix.contains("+") || prefix.contains("#") || prefix.utf8.contains(0) || prefix.hasPrefix("$") {
