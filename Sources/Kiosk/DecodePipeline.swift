@@ -116,6 +116,7 @@ public final class DecodePipeline {
         guard !finished.isEmpty else { return false }
         for result in finished {
             lastSymbols = result.symbols
+            gate.decodeRead(codes: !result.symbols.isEmpty)
             admit(result.symbols, result.frame)
         }
         finished.removeAll(keepingCapacity: true)

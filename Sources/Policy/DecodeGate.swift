@@ -13,7 +13,8 @@
 ///   within `changeThreshold` of those of the last frame that was decoded: what zbar would read
 ///   is what it read then. Skipped (the caller keeps that reading: see `Decision.reusesLastResult`).
 /// - **changed**: decoded, and so are the `settleFrames` frames after a change (a code still
-///   settling, sensor noise that made zbar miss it once).
+///   settling, sensor noise that made zbar miss it once), until a decode reads a code
+///   (`decodeRead`): what is settling has been read, and the frames like it reuse that reading.
 /// - **safety net**: whatever the above say, a frame is decoded when `safetyNetFrames` frames have
 ///   passed since the last decode.
 ///
@@ -79,6 +80,13 @@ public struct DecodeGate: Sendable {
     public mutating func reset() {
         hasReference = false
         settleLeft = 0
+    }
+
+    /// What a decode the gate asked for found: codes end the settling after a change (each settling
+    /// decode costs a whole zbar scan, and what it would read has been read; a new change starts
+    /// it again). Told late is no harm: the settling frames decided before are decoded.
+    public mutating func decodeRead(codes: Bool) {
+        if codes { settleLeft = 0 }
     }
 
     /// The decision for this frame's ROI (sensor pixels). A decision to decode makes this frame

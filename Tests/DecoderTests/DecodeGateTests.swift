@@ -49,6 +49,23 @@ final class DecodeGateTests: XCTestCase {
         XCTAssertEqual(decide(&gate, frame(seed: 11)), .skip(.flat))
     }
 
+    func testADecodeThatReadACodeEndsTheSettling() throws {
+        var gate = DecodeGate()
+        let qr = try QRCodeImage.render("GATE", moduleSize: 3)
+        _ = decide(&gate, frame(seed: 1))
+        XCTAssertEqual(decide(&gate, frame(qr, seed: 2)), .decode(.changed))
+        gate.decodeRead(codes: false)  // missed (sensor noise): settling goes on
+        XCTAssertEqual(decide(&gate, frame(qr, seed: 3)), .decode(.settling))
+        gate.decodeRead(codes: true)   // read: the frames like it reuse that reading
+        let held = (4...8).map { decide(&gate, frame(qr, seed: UInt32($0))) }
+        XCTAssertEqual(held, Array(repeating: .skip(.unchanged), count: 5))
+        XCTAssertTrue(held.allSatisfy(\.reusesLastResult))
+        // A new change settles again.
+        let other = try QRCodeImage.render("OTHER", moduleSize: 4)
+        XCTAssertEqual(decide(&gate, frame(other, seed: 9)), .decode(.changed))
+        XCTAssertEqual(decide(&gate, frame(other, seed: 10)), .decode(.settling))
+    }
+
     func testA1DCodeAndALowContrastCodeAreNotFlat() throws {
         for picture in [try Barcode1DImage.ean13("400638133393", moduleWidth: 1, height: 40),
                         try Barcode1DImage.code128("KIOSK", moduleWidth: 1, height: 30)] {
