@@ -132,6 +132,7 @@ bench-credentials: release
 # The idle kiosk's memory (README, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
 # empty replay, then with KIOSK_MQTT_URL at a loopback broker (tests/memory/idle-rss.sh).
 bench-memory: release
+	@$(call install_missing,time)
 	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).

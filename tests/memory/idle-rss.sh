@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The idle kiosk's memory (README, "Size"; issue 23): the peak RSS (wait4's ru_maxrss, what
-# /usr/bin/time -f %M prints) of
+# The idle kiosk's memory (README, "Size"; issue 23): the peak RSS (wait4's ru_maxrss, as GNU
+# time's -f %M prints it) of
 # `kiosk run` with the defaults on a replay of 600 empty 640x480 frames, the median of 5 runs; then
 # the same with KIOSK_MQTT_URL at a Mosquitto broker started here on a loopback port (what MQTT
 # costs when on: libmosquitto, libssl and libcrypto are loaded then, not before). A bench, not a
@@ -19,6 +19,7 @@ case "${1:-}" in
 esac
 [ -x "$binary" ] || { echo "idle-rss: no kiosk at $binary (make release)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "idle-rss: python3 is missing (apt install python3)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "idle-rss: GNU time is missing (apt install time; make bench-memory installs it)" >&2; exit 1; }
 work=$(mktemp -d)
 broker=
 trap '[ -n "$broker" ] && kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
@@ -33,25 +34,40 @@ PY
 median_rss() {  # median_rss ENV...: the median peak RSS in kB of 5 runs
   local runs=()
   for _ in 1 2 3 4 5; do
-    runs+=("$(env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" "$@" python3 -c '
-import os, subprocess, sys
-child = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(child.pid, 0)
-sys.exit("kiosk run failed: status %d" % status) if status else print(usage.ru_maxrss)' "$binary" run)")
+    # GNU time forks and then execs: the child is that small program until the exec, so the peak
+    # is the kiosk's. (A Python parent is not: its subprocess spawns by vfork, and the kernel
+    # keeps the parent's own peak, 10 MB, in the child's ru_maxrss across the exec.)
+    env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" "$@" /usr/bin/time -f %M -o "$work/rss" "$binary" run \
+      >/dev/null 2>"$work/run.log" || { tail -5 "$work/run.log"; echo "idle-rss: kiosk run failed" >&2; exit 1; }
+    runs+=("$(tail -1 "$work/rss")")
   done
   printf '%s\n' "${runs[@]}" | sort -n | sed -n 3p
 }
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
-idle=$(median_rss)
+idle=$(median_rss); [[ $idle =~ ^[0-9]+$ ]] || exit 1
 echo "idle RSS, defaults: $(mb "$idle") MB ($idle kB)"
+
+# What that is made of: the RSS of each mapping of a kiosk idle on a longer replay (the same frame
+# 20,000 times), read from /proc/PID/smaps a second in.
+mkdir -p "$work/long"
+for i in $(seq -w 0 19999); do ln "$work/frames/0000.pgm" "$work/long/$i.pgm"; done
+env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/long" "$binary" run >/dev/null 2>&1 & pid=$!
+sleep 1
+if [ -r /proc/$pid/smaps ]; then
+  echo "made of (kB RSS, of which private dirty; mappings of more than 64 kB):"
+  awk '/^[0-9a-f]+-/ { name = $6 == "" ? "[anonymous]" : $6 }
+       /^Rss:/ { rss[name] += $2; total += $2 } /^Private_Dirty:/ { dirty[name] += $2 }
+       END { for (n in rss) if (rss[n] > 64) printf "  %6d %6d  %s\n", rss[n], dirty[n], n; printf "  %6d        total\n", total }' /proc/$pid/smaps | sort -rn
+fi
+kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
 
 if command -v mosquitto >/dev/null; then
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$work/mosquitto.conf"
   mosquitto -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 & broker=$!
   for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-  mqtt=$(median_rss KIOSK_MQTT_URL="mqtt://127.0.0.1:$port" STATE_DIRECTORY="$work/state")
+  mqtt=$(median_rss KIOSK_MQTT_URL="mqtt://127.0.0.1:$port" STATE_DIRECTORY="$work/state"); [[ $mqtt =~ ^[0-9]+$ ]] || exit 1
   echo "idle RSS, KIOSK_MQTT_URL set (libmosquitto loaded): $(mb "$mqtt") MB ($mqtt kB, +$(mb $((mqtt - idle))) MB)"
 else
   echo "idle RSS with MQTT: not measured (no mosquitto: apt install mosquitto)"
