@@ -79,6 +79,15 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         return queue.isEmpty && !busy
     }
 
+    /// Waits until every queued program has run (each within its deadline), or `stop` is asked
+    /// for: the end of the frames, so that the programs told of the last codes hear them.
+    public func settle(unless stop: StopSignal) {
+        let limit = clock.now() + (timeoutNs + killGraceNs) * UInt64(queueLimit + 1)
+        while !isIdle && clock.now() < limit {
+            guard clock.sleep(ns: 5_000_000, unless: stop) else { return }
+        }
+    }
+
     /// Stops taking codes; a running program gets until `graceNs` to finish, then SIGTERM and
     /// SIGKILL. Returns when the worker is done.
     public func shutDown(graceNs: UInt64 = 300_000_000) {

@@ -173,8 +173,10 @@ public final class ScanService {
                 }
             case .ended:
                 decoding.finish { admit($0, $1) }
-                // The last codes' verdicts and sounds, before the outputs are shut.
+                // The last codes' verdicts and sounds, before the outputs are shut; then the
+                // programs told of them (credentials mode) hear them.
                 door?.settle(unless: stop)
+                hook?.settle(unless: stop)
                 onSourceEnded()
                 return .sourceEnded
             case .frame(let frame):
@@ -376,12 +378,14 @@ public final class ScanService {
             scan += [("hash", .text(o.hash)), ("frame", .int(Int(sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
             logger.log(.info, "scan", fields: scan)
             ScanService.logCredential(o, logger)
-            wait?.give(Verdict(result: o.granted ? .granted : .denied, reason: o.reason.rawValue, elapsedNs: 0, subject: o.sub), at: clock.now())
-            // The program is told, never asked: one logfmt line instead of the token.
+            // The program is told, never asked: one logfmt line instead of the token. Queued
+            // before the verdict is given, so that a replay's end, which waits for the verdicts
+            // and then for the program's queue, finds it there.
             hook?.submit(symbology: symbology, payload: Array(ScanService.credentialLine(o).utf8), extra: [
                 "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
                 "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
             ])
+            wait?.give(Verdict(result: o.granted ? .granted : .denied, reason: o.reason.rawValue, elapsedNs: 0, subject: o.sub), at: clock.now())
             onCredential(o)
         }
         if !accepted {

@@ -2,6 +2,7 @@
 @testable import Commands
 import Foundation
 @testable import Kiosk
+import Platform
 @testable import Systemd
 import TestSupport
 import XCTest
@@ -111,6 +112,28 @@ final class ScanHookTests: XCTestCase {
         XCTAssertGreaterThan(lines.of("hook_dropped").count, 0)
         hook.shutDown()
         XCTAssertTrue(hook.isIdle)
+    }
+
+    func testSettleLetsTheQueuedProgramsRunAndAStopEndsIt() throws {
+        let path = folder.appendingPathComponent("slow.sh").path
+        try "#!/bin/sh\ncat >> \"\(folder.path)/heard\"\necho >> \"\(folder.path)/heard\"\nsleep 0.2\n".write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        let hook = ScanHook(program: path, environment: [:], logger: Logger { _ in }, queueLimit: 4)
+        for i in 0..<4 { hook.submit(symbology: "QR-Code", payload: Array("told \(i)".utf8)) }
+        // The end of a replay: each of the four is heard (shutDown alone drops what waits).
+        hook.settle(unless: StopSignal())
+        XCTAssertTrue(hook.isIdle)
+        XCTAssertEqual(hook.finished, 4)
+        let heard = try String(contentsOfFile: folder.appendingPathComponent("heard").path, encoding: .utf8)
+        XCTAssertEqual(heard.split(separator: "\n"), ["told 0", "told 1", "told 2", "told 3"])
+        // A stop asked for does not wait.
+        for i in 0..<4 { hook.submit(symbology: "QR-Code", payload: Array("later \(i)".utf8)) }
+        let stop = StopSignal()
+        stop.request("SIGTERM")
+        let t0 = Date()
+        hook.settle(unless: stop)
+        XCTAssertLessThan(Date().timeIntervalSince(t0), 0.15)
+        hook.shutDown()
     }
 
     func testProgramThatCannotStartIsLogged() {
