@@ -81,15 +81,7 @@ public final class OSDPLines: @unchecked Sendable {  // state guarded by `lock`
         let lamps = OSDPColor.lamps(color)
         try? green?.set(active: lamps.green)
         try? red?.set(active: lamps.red)
-        guard let next, next > now else { return }
-        let mine = ledGeneration
-        clock.schedule(afterNs: next - now) { [weak self] in
-            guard let self else { return }
-            self.lock.withLock {
-                guard !self.stopped, self.ledGeneration == mine else { return }
-                self.refreshLED()
-            }
-        }
+        again(.led, at: next, now: now)
     }
 
     private func refreshOutput() {
@@ -100,14 +92,24 @@ public final class OSDPLines: @unchecked Sendable {  // state guarded by `lock`
             strikeOpen = on
             logger.info("door", on ? ["state": "open", "reason": "osdp"] : ["state": "closed", "reason": "osdp"])
         }
+        again(.output, at: next, now: now)
+    }
+
+    private enum Part: Sendable { case led, output }
+
+    /// Refreshes `part` again at `next` (under the lock), unless the lines stopped or a newer
+    /// command for it came since (its generation moved on).
+    private func again(_ part: Part, at next: UInt64?, now: UInt64) {
         guard let next, next > now else { return }
-        let mine = outputGeneration
+        let mine = generation(part)
         clock.schedule(afterNs: next - now) { [weak self] in
             guard let self else { return }
             self.lock.withLock {
-                guard !self.stopped, self.outputGeneration == mine else { return }
-                self.refreshOutput()
+                guard !self.stopped, self.generation(part) == mine else { return }
+                part == .led ? self.refreshLED() : self.refreshOutput()
             }
         }
     }
+
+    private func generation(_ part: Part) -> Int { part == .led ? ledGeneration : outputGeneration }
 }
