@@ -16,7 +16,7 @@
 # every STRIDE-th frame (default 3: a sample; its figure is per frame scanned). Each run is made
 # twice (--runs): the table gives the spread.
 #
-#   tests/bench-arm64/run.sh [--short] [--runs N] [--stride N]
+#   tests/bench-arm64/run.sh [--short] [--runs N] [--stride N] [--kinds LIST] [--sizes LIST]
 #
 # --short (CI): presentations at 640x480 only, one run, zbar on every 4th frame (each code is held
 # near for 30 frames) and not the zbar5 baseline. Every code zbar reads on the presentations
@@ -28,13 +28,15 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_BENCH_ARM64_CACHE:-$REPO/.cache/bench-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SHORT=0 RUNS=2 STRIDE=3
+SHORT=0 RUNS=2 STRIDE=3 KINDS= SIZES=
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 RUNS=1 STRIDE=4 ;;
     --runs) RUNS=${2:?}; shift ;;
     --stride) STRIDE=${2:?}; shift ;;
-    *) echo "usage: $0 [--short] [--runs N]" >&2; exit 64 ;;
+    --kinds) KINDS=${2:?}; shift ;;
+    --sizes) SIZES=${2:?}; shift ;;
+    *) echo "usage: $0 [--short] [--runs N] [--stride N] [--kinds empty,motion,presentations,low-light] [--sizes 640x480,1280x720]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -110,6 +112,8 @@ count() {
 }
 
 if [ $SHORT = 1 ]; then sizes="640x480"; kinds="presentations"; else sizes="640x480 1280x720"; kinds="empty motion presentations low-light"; fi
+[ -z "$KINDS" ] || kinds=${KINDS//,/ }
+[ -z "$SIZES" ] || sizes=${SIZES//,/ }
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-bench-arm64.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 RESULTS=$W/results.txt
