@@ -202,9 +202,14 @@ public final class BrokerLink: @unchecked Sendable {
     /// The door's state (`closed`, `open`, `forced`, `held`): `<topic>/door`, retained, when it
     /// differs from what the broker has.
     /// Every change goes, in order with the alarms (none is lost to a quicker one).
+    /// The state and its message change together: a send between the two would publish the state
+    /// as "not carried yet" and then its message again (a door state twice, seen under load).
     public func publishDoor(_ state: String) {
-        shared.lock_ { desiredDoor = state }
-        queue(settings.topics.door, state, retain: true)
+        shared.lock_ {
+            desiredDoor = state
+            enqueue(settings.topics.door, state, retain: true)
+        }
+        wake()
     }
 
     /// An alarm (`AlarmMessage.json`) on `<topic>/alarm`, QoS 1; kept in memory while away.
@@ -220,14 +225,17 @@ public final class BrokerLink: @unchecked Sendable {
     }
 
     private func queue(_ topic: String, _ json: String, retain: Bool = false) {
-        shared.lock_ {
-            outbox.append((topic, Array(json.utf8), retain))
-            if outbox.count > BrokerLink.outboxCapacity {
-                outbox.removeFirst(outbox.count - BrokerLink.outboxCapacity)
-                outboxDropped += 1
-            }
-        }
+        shared.lock_ { enqueue(topic, json, retain: retain) }
         wake()
+    }
+
+    /// Appends to the outbox (the oldest go past its capacity); the caller holds `shared`.
+    private func enqueue(_ topic: String, _ json: String, retain: Bool) {
+        outbox.append((topic, Array(json.utf8), retain))
+        if outbox.count > BrokerLink.outboxCapacity {
+            outbox.removeFirst(outbox.count - BrokerLink.outboxCapacity)
+            outboxDropped += 1
+        }
     }
 
     public var counters: BrokerCounters {

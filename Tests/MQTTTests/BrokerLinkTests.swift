@@ -153,6 +153,29 @@ final class BrokerLinkTests: XCTestCase {
         XCTAssertEqual(events.disconnectReasons, [], events.text)
     }
 
+    /// Each door state is published once, in order, however quickly they come while the link is
+    /// sending (a send that fell between the state and its message published the state twice).
+    func testEveryDoorStateOnceInOrderWhileTheLinkSends() throws {
+        let broker = try MosquittoBroker()
+        let sub = try MosquittoSubscriber(broker: broker, topic: "kiosk/door-9/door")
+        let events = EventLog()
+        let link = try makeLink(broker, topic: "kiosk/door-9", events: events)
+        XCTAssertTrue(events.waitFor { _ in link.counters.connected }, events.text)
+        let states = (0..<400).map { ["open", "closed", "held", "forced"][$0 % 4] }
+        for (i, state) in states.enumerated() {
+            link.publishDoor(state)
+            if i % 8 == 0 { usleep(200) }  // let the MQTT thread send in between, as a door's changes do
+        }
+        let seen = sub.waitFor(seconds: 30) { $0.count >= states.count }
+        usleep(300_000)  // and nothing more after the last
+        let all = sub.waitFor(seconds: 0) { _ in true }
+        let got = all.map(\.text)
+        let firstDifference = zip(got, states).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, states.count)
+        XCTAssertEqual(got.count, states.count, "messages on kiosk/door-9/door; the first out of order at \(firstDifference): \(got.dropFirst(max(0, firstDifference - 2)).prefix(5))")
+        XCTAssertTrue(got == states, "each state once, in order")
+        link.stop()
+    }
+
     func testEveryScanMadeWhileTheBrokerIsAwayArrivesAfterwards() throws {
         let broker = try MosquittoBroker()
         // A persistent session: the broker keeps what it is sent for this consumer while it is away too.
