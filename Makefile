@@ -66,7 +66,7 @@ install_missing = missing=""; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "make $@: installing$$missing"; \
-	  $(SUDO) apt-get update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing; \
 	else \
 	  echo "make $@: all Debian packages present"; \
 	fi
@@ -158,9 +158,14 @@ demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
+# The suite runs as two processes side by side (tests/xctest/shards.sh; logs in .build/xctest):
+# these classes in the second (the end-to-end ones, which mostly wait on the kiosk in real time, and
+# the benchmarks' checks), the rest in the first: the two take about as long on bookworm and trixie.
+TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests
 test: release test-core test-examples
 	$(SWIFT) build --build-tests
-	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk $(SWIFT) test --skip-build --disable-swift-testing
+	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk tests/xctest/shards.sh --logs .build/xctest \
+	  $(foreach c,$(TEST_SECOND),--second $(c)) -- $$($(SWIFT) build --show-bin-path)/kioskPackageTests.xctest
 
 # The core (Sources/Policy: geometry, brightness, the torch, repeat and gate policies, back-off,
 # configuration, log text) alone, as a package of its own (Tests/CoreAlone): its tests link no C
@@ -197,18 +202,24 @@ soak: deps
 # FUZZ_TARGETS: one SEEDS:EXECUTABLE a target (Fuzz/Corpus/SEEDS, Fuzz/Sources/EXECUTABLE).
 FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
+# FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
+FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
-	for t in $(FUZZ_TARGETS); do \
-	  seeds=$${t%%:*}; exe=$${t##*:}; work=$(FUZZ_WORK)/$$seeds; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
-	  echo "== $$exe ($(FUZZ_SECONDS) s)"; \
-	  if ! $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; then \
-	    tail -30 $$work.log; echo "fuzz: $$exe found a crash (Fuzz/Crashes/)"; exit 1; fi; \
-	  grep -E 'DONE|stat::average_exec_per_sec' $$work.log; \
+	run() { local seeds=$${1%%:*} exe=$${1##*:} work=$(FUZZ_WORK)/$${1%%:*}; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
+	  $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; echo $$? > $$work.rc; }; \
+	set -- $(FUZZ_TARGETS); \
+	while [ $$# -gt 0 ]; do \
+	  batch=""; for i in $$(seq $(FUZZ_JOBS)); do [ $$# -gt 0 ] || break; batch="$$batch $$1"; run $$1 & shift; done; \
+	  echo "== $$(for t in $$batch; do printf '%s ' $${t##*:}; done)($(FUZZ_SECONDS) s each, side by side)"; wait; \
+	  for t in $$batch; do log=$(FUZZ_WORK)/$${t%%:*}.log; \
+	    if [ "$$(cat $(FUZZ_WORK)/$${t%%:*}.rc)" != 0 ]; then tail -30 $$log; echo "fuzz: $${t##*:} found a crash (Fuzz/Crashes/)"; exit 1; fi; \
+	    echo "$${t##*:}: $$(grep -E 'DONE|stat::average_exec_per_sec' $$log | paste -sd ' ' -)"; \
+	  done; \
 	done
 
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.

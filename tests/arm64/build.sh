@@ -97,7 +97,7 @@ if [ $WANT_DEB = 1 ]; then
   done
   if [ -n "$missing" ]; then
     echo "arm64 build: installing$missing" >&2
-    { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing; } >&2 \
+    { apt-get -o DPkg::Lock::Timeout=600 update -q && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing; } >&2 \
       || die "cannot install$missing"
   fi
   deb=$("$REPO/deploy/build-deb.sh" --binary "$binary" --arch arm64 --sysroot "$SDK/sysroot" --out "$OUT") \

@@ -54,8 +54,8 @@ SKIP=(
   "KioskTests.FleetEndToEndTests/testAMissingLibmosquittoIsNamedWithItsPackageAndExit69|hides the host's libmosquitto.so.1 in a mount namespace; the arm64 kiosk under qemu-user loads the sysroot's instead"
   "KioskTests.ScanHookTests/testProgramThatCannotStartIsLogged|qemu-user runs posix_spawn's vfork as a fork, so an exec that fails comes back as exit status 127 of a started child, not as posix_spawn's error"
 )
-# The suite runs as two processes side by side (it mostly waits: the end-to-end and signal tests
-# start the kiosk and watch it in real time): these classes in one, the rest in the other.
+# The suite runs as two processes side by side (tests/xctest/shards.sh): these classes in the
+# second, the rest in the first.
 SHARD=(KioskTests.EndToEndTests KioskTests.SystemdTests KioskTests.StopAndReportTests)
 
 t_start=$(date +%s)
@@ -73,7 +73,7 @@ check() {  # check NAME COMMAND...: PASS when COMMAND succeeds; its output (the 
 # qemu-user runs the arm64 programs; lintian and file look at the package (build.sh installs the
 # packaging tools: dpkg-dev, binutils-aarch64-linux-gnu).
 for tool in qemu-aarch64:qemu-user lintian:lintian file:file; do
-  command -v "${tool%%:*}" >/dev/null || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${tool#*:}" >/dev/null; } \
+  command -v "${tool%%:*}" >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${tool#*:}" >/dev/null; } \
     || { fail "cannot install ${tool#*:}"; finish; }
 done
 rm -rf "$LAST" && mkdir -p "$LAST"
@@ -263,7 +263,7 @@ check "kiosk demo" demo
 
 # --- the XCTest suite under emulation -----------------------------------------------------------------------
 xctest() {
-  local wrapper=$LAST/kiosk-arm64 all selected skipped="" s name line status
+  local wrapper=$LAST/kiosk-arm64
   # The end-to-end tests start KIOSK_BINARY themselves: without binfmt_misc an arm64 program can
   # only be started through qemu, so they start this (amd64) script, which execs qemu.
   # qemu-user looks a path up in the sysroot (-L) first: mmdebstrap made a /dev/ptmx there, a
@@ -280,45 +280,10 @@ xctest() {
   # does not see; the scripts the tests hand it (Tests/Peers, tests/osdp) are this checkout's.
   local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper" KIOSK_PEERS_PYTHON="$REPO/.cache/peers/bin/python" KIOSK_CHECKOUT="$REPO"
              qemu-aarch64 -cpu "$QEMU_CPU" -L "$SYSROOT" -E LD_LIBRARY_PATH=/usr/libexec/swift/lib/swift/linux "$TESTS")
-  all=$("${run[@]}" --list-tests 2>&1) || { echo "--list-tests: $all"; return 1; }
-  selected=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")
-  for s in "${SKIP[@]}"; do
-    # A class (Module.Class) or one test (Module.Class/test); an entry that names nothing fails.
-    name=${s%%|*}
-    local kept
-    kept=$(awk -v n="$name" '$0 != n && index($0, n "/") != 1' <<< "$selected")
-    [ "$kept" != "$selected" ] || { echo "SKIP names no test of the bundle: $name"; return 1; }
-    selected=$kept
-    skipped="$skipped $name"
-  done
-  [ "$(wc -l <<< "$selected")" -gt 100 ] || { echo "only $(wc -l <<< "$selected") tests selected"; return 1; }
-  local one two c pids=() i status=0 executed=0 n
-  one=$selected two=""
-  for c in "${SHARD[@]}"; do
-    two=$two$(awk -v c="$c/" 'index($0, c) == 1' <<< "$one")$'\n'
-    one=$(awk -v c="$c/" 'index($0, c) != 1' <<< "$one")
-  done
-  two=$(grep . <<< "$two")
-  i=0
-  for list in "$one" "$two"; do
-    i=$((i + 1))
-    "${run[@]}" "$(paste -sd, <<< "$list")" > "$LAST/xctest-$i.log" 2>&1 &
-    pids+=($!)
-  done
-  line=""
-  for i in 1 2; do
-    wait "${pids[i-1]}" || status=$?
-    l=$(grep -E "^[[:space:]]*Executed [0-9]+ tests?" "$LAST/xctest-$i.log" | tail -1 | sed 's/^[[:space:]]*//')
-    grep -Eq '(with|and) 0 failures' <<< "$l" || status=1
-    n=$(sed -n 's/^Executed \([0-9]*\) test.*/\1/p' <<< "$l"); executed=$((executed + ${n:-0}))
-    line="$line${line:+; }process $i: ${l:-no summary}"
-  done
-  if [ $status != 0 ] || [ "$executed" -ne "$(wc -l <<< "$selected")" ]; then
-    echo "exit $status, $executed of $(wc -l <<< "$selected") selected tests executed; $line"
-    grep -h -E 'error: |failed \(' "$LAST"/xctest-*.log | head -10 | cut -c1-220
-    return 1
-  fi
-  echo "$executed tests, 0 failures ($line); not run:$skipped"
+  local args=() s c
+  for s in "${SKIP[@]}"; do args+=(--skip "${s%%|*}"); done
+  for c in "${SHARD[@]}"; do args+=(--second "$c"); done
+  "$REPO/tests/xctest/shards.sh" --logs "$LAST" "${args[@]}" -- "${run[@]}" | sed 's/^shards: //'
 }
 check "XCTest suite under qemu" xctest
 for s in "${SKIP[@]}"; do echo "  not run under qemu-user: ${s%%|*}: ${s#*|}"; done

@@ -34,7 +34,7 @@ die() { echo "FAIL trixie: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (chroot, mounts)"
 for tool in mmdebstrap rsync; do
-  command -v $tool >/dev/null || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends mmdebstrap rsync >/dev/null; } ||
+  command -v $tool >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends mmdebstrap rsync >/dev/null; } ||
     die "cannot install $tool"
 done
 

@@ -7,6 +7,8 @@
 # "The arm64 package on an emulated Pi" in README.md.
 #
 #   tests/vm-arm64/run.sh [--deb FILE]     (default: `make deb ARCH=arm64` of this checkout, built now)
+#   tests/vm-arm64/run.sh --prepare        only the host packages, the kernel and its modules (what
+#                                          needs no .deb: CI makes them while the build runs)
 #
 # Everything comes from Debian's archive and is cached under $KIOSK_VM_ARM64_CACHE (default
 # .cache/vm-arm64): the guest's root (trixie arm64 with systemd, apt, mosquitto, gpiod, v4l-utils,
@@ -31,11 +33,12 @@ BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the check
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
 SMP=${KIOSK_VM_ARM64_SMP:-2}
-DEB=
+DEB= PREPARE=0
 while [ $# -gt 0 ]; do
   case $1 in
     --deb) DEB=${2:?--deb needs a file}; shift ;;
-    *) echo "usage: $0 [--deb FILE]" >&2; exit 64 ;;
+    --prepare) PREPARE=1 ;;
+    *) echo "usage: $0 [--deb FILE | --prepare]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -72,17 +75,6 @@ if [ -n "$missing" ]; then
 fi
 command -v clang++ >/dev/null && command -v ld.lld >/dev/null || die "no clang++/ld.lld (the Swift toolchain's) for the plugin's cross build"
 stamp "host packages present"
-
-# --- the .deb -------------------------------------------------------------------------------------
-if [ -z "$DEB" ]; then
-  # The checkout's own: `make deb ARCH=arm64` (an incremental build when nothing changed).
-  DEB=$("$REPO/tests/arm64/build.sh" --deb 2>"$W/deb.log" | sed -n 's/^deb //p') || true
-  [ -n "$DEB" ] || { tail -30 "$W/deb.log"; die "tests/arm64/build.sh --deb (make deb ARCH=arm64) failed"; }
-fi
-[ -f "$DEB" ] && [ "$(dpkg-deb -f "$DEB" Architecture)" = arm64 ] || die "no arm64 .deb at '$DEB'"
-# The package's Depends, names only: the guest's root must hold them (it has no network).
-DEB_DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*//; s/|.*//; s/ //g' | grep . | sort -u | tr '\n' ' ')
-stamp "package $(basename "$DEB")"
 
 # merged_usr ROOT: /bin, /sbin and /lib as links into /usr, as trixie has them (an extracted root
 # may lack them: base-files is not unpacked, or not first).
@@ -159,6 +151,19 @@ if [ "$(cat "$K/done" 2>/dev/null)" != "$VIMC_STAMP" ]; then
   echo "$VIMC_STAMP" >"$K/done"
   stamp "gpio-sim and vimc built for $KVER"
 fi
+
+if [ "$PREPARE" = 1 ]; then stamp "prepared: the kernel $KVER and its modules (cached in $CACHE)"; exit 0; fi
+
+# --- the .deb -------------------------------------------------------------------------------------
+if [ -z "$DEB" ]; then
+  # The checkout's own: `make deb ARCH=arm64` (an incremental build when nothing changed).
+  DEB=$("$REPO/tests/arm64/build.sh" --deb 2>"$W/deb.log" | sed -n 's/^deb //p') || true
+  [ -n "$DEB" ] || { tail -30 "$W/deb.log"; die "tests/arm64/build.sh --deb (make deb ARCH=arm64) failed"; }
+fi
+[ -f "$DEB" ] && [ "$(dpkg-deb -f "$DEB" Architecture)" = arm64 ] || die "no arm64 .deb at '$DEB'"
+# The package's Depends, names only: the guest's root must hold them (it has no network).
+DEB_DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*//; s/|.*//; s/ //g' | grep . | sort -u | tr '\n' ' ')
+stamp "package $(basename "$DEB")"
 
 # --- the guest's root: an ext4 image, made once ---------------------------------------------------------
 # The packages of a small systemd system, the tools the checks use, and the kiosk's Depends.

@@ -155,16 +155,18 @@ KIOSK_BIN=$BINARY
 if [ "$GPIOD2" = 1 ]; then
   SYSROOT=$("$REPO/tests/trixie/run.sh" --root | tail -1)
   [ -d "$SYSROOT/usr/bin" ] || die "no trixie root ($SYSROOT)"
-  "$REPO/tests/trixie/run.sh" -- swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
+  # The root's own release build (make release there: the trixie tier's), brought up to date.
+  "$REPO/tests/trixie/run.sh" -- swift build -c release --static-swift-stdlib --product kiosk \
      >"$CACHE/swift-build-trixie.log" 2>&1 || { tail -30 "$CACHE/swift-build-trixie.log"; die "swift build in the trixie root failed"; }
-  KIOSK_BIN=$SYSROOT/work/kiosk/.build/vm/release/kiosk
+  KIOSK_BIN=$SYSROOT/work/kiosk/.build/release/kiosk
   APPEND="VM_GROUPS=gpio,torch,doctor,inputs $APPEND"
   stamp "kiosk built in the trixie root"
 elif [ -z "$KIOSK_BIN" ]; then
   command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"
-  (cd "$REPO" && swift build -c release --static-swift-stdlib --scratch-path .build/vm --product kiosk \
+  # The checkout's release build (make release's flags and folder): nothing to do after make test.
+  (cd "$REPO" && swift build -c release --static-swift-stdlib --product kiosk \
      >"$CACHE/swift-build.log" 2>&1) || { tail -30 "$CACHE/swift-build.log"; die "swift build failed"; }
-  KIOSK_BIN=$REPO/.build/vm/release/kiosk
+  KIOSK_BIN=$REPO/.build/release/kiosk
   stamp "kiosk built"
 fi
 [ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
