@@ -213,6 +213,11 @@ else
   fail deb-build "no $deb"; sed 's/^/    /' <<<"$out"; finish
 fi
 
+# The kiosk uses none of String's regex-backed algorithms: linking one (String.contains(String),
+# split(separator: String), ...) brings in _StringProcessing and _RegexParser, 0.8 MB of code.
+check binary-no-regex-engine "the binary holds no _StringProcessing or _RegexParser (0.8 MB of code)" \
+  bash -c 'syms=$(nm "$1") && [ "$(wc -l <<<"$syms")" -gt 1000 ] || { echo "nm found no symbols in $1"; exit 1; }
+           ! grep -E "17_StringProcessing|12_RegexParser" <<<"$syms" | head -5 | grep .' _ "$binary"
 check deb-control "Package, Version ($version), Architecture ($arch), Maintainer, Description" \
   bash -c '[ "$(dpkg-deb --field "$1" Package)" = kiosk ] && [ "$(dpkg-deb --field "$1" Version)" = "$2" ] \
            && [ "$(dpkg-deb --field "$1" Architecture)" = "$3" ] && [ -n "$(dpkg-deb --field "$1" Maintainer)" ] \
