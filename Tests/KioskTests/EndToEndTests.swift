@@ -93,7 +93,10 @@ final class EndToEndTests: XCTestCase {
         XCTAssertEqual(Array(gpio.dropFirst()), Array(repeating: ["1", "0"], count: gpio.count / 2).flatMap { $0 },
                        "on, then off, for each sound: \(gpio)")
         XCTAssertEqual(run.of("beep").map { $0["ms"] }, ["1", "1", "1"])
-        XCTAssertTrue((2...3).contains(gpio.filter { $0 == "1" }.count), "\(gpio)")
+        // Frame 5's beep is 55 frames before frame 60's, about 55 ms at the replay's pace; on a loaded
+        // machine (the suite's two processes and a build beside them) its 1 ms off step has come
+        // later than that, and all three beeps drove one edge. The beeps are the contract here.
+        XCTAssertTrue((1...3).contains(gpio.filter { $0 == "1" }.count), "\(gpio)")
     }
 
     func testRotatedMountReadsOnlyTheUprightROI() throws {
