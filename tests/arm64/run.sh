@@ -56,7 +56,7 @@ SKIP=(
 )
 # The suite runs as two processes side by side (tests/xctest/shards.sh): these classes in the
 # second, the rest in the first.
-SHARD=(KioskTests.EndToEndTests KioskTests.SystemdTests KioskTests.StopAndReportTests)
+SHARD=(KioskTests.EndToEndTests KioskTests.SystemdTests KioskTests.StopAndReportTests KioskTests.SignalTests)
 
 t_start=$(date +%s)
 passed=0 failed=0
