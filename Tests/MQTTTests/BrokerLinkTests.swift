@@ -166,7 +166,7 @@ final class BrokerLinkTests: XCTestCase {
             link.publishDoor(state)
             if i % 8 == 0 { usleep(200) }  // let the MQTT thread send in between, as a door's changes do
         }
-        let seen = sub.waitFor(seconds: 30) { $0.count >= states.count }
+        _ = sub.waitFor(seconds: 30) { $0.count >= states.count }
         usleep(300_000)  // and nothing more after the last
         let all = sub.waitFor(seconds: 0) { _ in true }
         let got = all.map(\.text)
