@@ -55,7 +55,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
@@ -134,6 +134,14 @@ bench-credentials: release
 bench-memory: release
 	@$(call install_missing,time)
 	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# The functions the release kiosk is linked with first (Sources/KioskMain/hot-functions.order; issue
+# 23, README Size): callgrind's record of an idle run and a decode (tests/memory/hot-functions.sh).
+# Run it when start-up or the frame loop calls other code (make test-deploy says when the list is
+# stale), then make release again.
+hot-functions: release
+	@$(call install_missing,valgrind)
+	tests/memory/hot-functions.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
 test-examples:

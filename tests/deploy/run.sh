@@ -218,6 +218,10 @@ fi
 check binary-no-regex-engine "the binary holds no _StringProcessing or _RegexParser (0.8 MB of code)" \
   bash -c 'syms=$(nm "$1") && [ "$(wc -l <<<"$syms")" -gt 1000 ] || { echo "nm found no symbols in $1"; exit 1; }
            ! grep -E "17_StringProcessing|12_RegexParser" <<<"$syms" | head -5 | grep .' _ "$binary"
+# The functions an idle kiosk and a decode run are linked first in its text (issue 23): their code in
+# few of its 64 kB windows, and the list not stale (tests/memory/hot-windows.py).
+check binary-hot-functions "the idle kiosk's functions first in the text (Sources/KioskMain/hot-functions.order)" \
+  "$repo/tests/memory/hot-windows.py" "$binary" "$repo/Sources/KioskMain/hot-functions.order"
 check deb-control "Package, Version ($version), Architecture ($arch), Maintainer, Description" \
   bash -c '[ "$(dpkg-deb --field "$1" Package)" = kiosk ] && [ "$(dpkg-deb --field "$1" Version)" = "$2" ] \
            && [ "$(dpkg-deb --field "$1" Architecture)" = "$3" ] && [ -n "$(dpkg-deb --field "$1" Maintainer)" ] \

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Writes Sources/KioskMain/hot-functions.order: the functions of the kiosk binary that an idle kiosk
+# runs (start-up and the frame loop on empty frames, with the defaults) and then those a decode runs
+# (`kiosk decode` on one photograph of each symbology of ../shared/corpus, when it is there), one
+# mangled name a line. lld links the release kiosk with them first (Package.swift,
+# --symbol-ordering-file), so that they share a few pages of its text instead of being spread
+# through all of it (issue 23; README, Size): the kernel maps a binary's text 64 kB around each
+# page an instruction faults in, so an idle kiosk had 4.3 MB of its 5.3 MB of text resident.
+#
+# The list comes from valgrind's callgrind on a release build, run here. A function the list does
+# not name is linked after the listed ones: a stale list costs memory, never correctness, and
+# `make test-deploy` says when too much of it is stale (binary-hot-functions).
+#
+#   tests/memory/hot-functions.sh [--binary PATH]     (make hot-functions)
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+binary=
+case "${1:-}" in
+  --binary) binary=${2:?--binary needs a path} ;;
+  --binary=*) binary=${1#--binary=} ;;
+  "") binary=$(cd "$repo" && swift build -c release --static-swift-stdlib --show-bin-path)/kiosk ;;
+  *) echo "usage: $0 [--binary PATH]" >&2; exit 64 ;;
+esac
+[ -x "$binary" ] || { echo "hot-functions: no kiosk at $binary (make release)" >&2; exit 1; }
+command -v valgrind >/dev/null || { echo "hot-functions: valgrind is missing (apt install valgrind; make hot-functions installs it)" >&2; exit 1; }
+out=$repo/Sources/KioskMain/hot-functions.order
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# valgrind 3.19 cannot read lld's DWARF 5: profile a copy without debug info (its symbols kept).
+strip --strip-debug -o "$work/kiosk" "$binary"
+mkdir -p "$work/frames"
+python3 - "$work/frames" <<'PY'
+import sys
+frame = b"P5\n640 480\n255\n" + bytes([128]) * (640 * 480)
+for i in range(100):
+    open("%s/%04d.pgm" % (sys.argv[1], i), "wb").write(frame)
+PY
+profile() {  # profile NAME ARGS...: callgrind's record of the kiosk run with ARGS, in $work/NAME.out
+  local name=$1; shift
+  env -i PATH=/usr/bin:/bin KIOSK_CAMERA="replay:$work/frames" \
+    valgrind --tool=callgrind --demangle=no --callgrind-out-file="$work/$name.out" "$work/kiosk" "$@" \
+    >"$work/$name.log" 2>&1 || { tail -5 "$work/$name.log"; echo "hot-functions: kiosk $* failed under valgrind" >&2; exit 1; }
+}
+profile idle run
+records=("$work/idle.out")
+corpus=$repo/../shared/corpus/zxing-blackbox
+if [ -d "$corpus" ]; then
+  photos=()
+  for set in qrcode-1 ean13-3 code128-1 aztec-1 datamatrix-1 pdf417-1; do
+    photo=$(ls "$corpus/$set"/*.png 2>/dev/null | head -1) && [ -n "$photo" ] && photos+=("$photo")
+  done
+  profile decode decode "${photos[@]}"
+  records+=("$work/decode.out")
+else
+  echo "hot-functions: no corpus at $corpus: the decoder's functions are not listed" >&2
+fi
+
+# The functions callgrind saw run in the kiosk object itself (not in a shared library), in the order
+# of the records: the idle run's first.
+python3 - "$work/kiosk" "${records[@]}" >"$work/order" <<'PY'
+import re, sys
+binary, seen, order = sys.argv[1], set(), []
+for record in sys.argv[2:]:
+    objects, functions, current = {}, {}, None
+    for line in open(record):
+        m = re.match(r'^(c?ob|c?fn)=\((\d+)\)(?: (.*))?$', line.rstrip('\n'))
+        if not m:
+            continue
+        kind, index, name = m.groups()
+        table = objects if kind.endswith('ob') else functions
+        if name is not None:
+            table[index] = name
+        if kind == 'ob':
+            current = objects[index]
+        elif kind == 'fn' and current == binary:
+            f = functions[index]
+            # callgrind names code it has no symbol for by address, and the process's entry so
+            if f not in seen and not f.startswith('0x') and not f.startswith('('):
+                seen.add(f)
+                order.append(f)
+for f in order:
+    print(f)
+PY
+[ "$(wc -l <"$work/order")" -gt 200 ] || { echo "hot-functions: only $(wc -l <"$work/order") functions found; not written" >&2; exit 1; }
+mv "$work/order" "$out"
+echo "hot-functions: $(wc -l <"$out") functions in ${out#"$repo"/}"
