@@ -138,10 +138,19 @@ bench-memory: release
 # The functions the release kiosk is linked with first (Sources/KioskMain/hot-functions.order; issue
 # 23, README Size): callgrind's record of an idle run and a decode (tests/memory/hot-functions.sh).
 # Run it when start-up or the frame loop calls other code (make test-deploy says when the list is
-# stale), then make release again.
+# stale). Then, when there is a trixie root (make test-trixie), the names trixie's Swift 6.0.3 adds
+# (it builds the arm64 kiosk too): HOT_ADD=--add. SwiftPM does not know the list as an input: the
+# kiosk is removed to be linked anew with it.
 hot-functions: release
 	@$(call install_missing,valgrind)
-	tests/memory/hot-functions.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+	bin=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk && tests/memory/hot-functions.sh --binary $$bin $(HOT_ADD) && rm -f $$bin
+	@if [ -z "$(HOT_ADD)" ] && [ -d .cache/trixie ]; then \
+	  root=$$(tests/trixie/run.sh --root | tail -1) && \
+	  tests/trixie/run.sh -- make -s hot-functions HOT_ADD=--add && \
+	  cp $$root/work/kiosk/Sources/KioskMain/hot-functions.order Sources/KioskMain/hot-functions.order; \
+	fi
+	$(SWIFT) build $(RELEASE) --product kiosk
+	tests/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
 test-examples:
