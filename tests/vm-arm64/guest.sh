@@ -299,4 +299,18 @@ else fail "libcamera: the kiosk on KIOSK_CAMERA=libcamera never became active"; 
 echo "" >/sys/module/vimc/parameters/inject
 systemctl stop kiosk
 unfeed
+
+# ---- 10. the idle kiosk's memory on arm64: a figure for README's Size (issue 23), not a limit ----------------
+# As tests/memory/idle-rss.sh on the host: the peak RSS of `kiosk run` with the defaults on a replay of
+# 600 empty 640x480 frames, under GNU time (it forks, then execs), three runs.
+mkdir -p /tmp/idle
+{ printf 'P5\n640 480\n255\n'; head -c 307200 /dev/zero | tr '\0' '\200'; } >/tmp/idle/0000.pgm
+for i in $(seq -w 1 599); do ln -f /tmp/idle/0000.pgm /tmp/idle/0$i.pgm; done
+rss=""
+for run in 1 2 3; do
+  if env -i PATH=/usr/bin:/bin KIOSK_CAMERA=replay:/tmp/idle /usr/bin/time -f %M -o /tmp/idle.rss /usr/bin/kiosk run >/dev/null 2>/tmp/idle.log; then
+    rss="$rss $(tail -1 /tmp/idle.rss)"
+  else fail "idle RSS: kiosk run on the replay failed"; show /tmp/idle.log; break; fi
+done
+[ -n "$rss" ] && info "idle RSS on arm64 (kiosk run, the defaults, 600 empty frames; kB, 3 runs):$rss"
 finish

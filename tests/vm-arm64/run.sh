@@ -166,9 +166,10 @@ DEB_DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*//; s/|.*//; 
 stamp "package $(basename "$DEB")"
 
 # --- the guest's root: an ext4 image, made once ---------------------------------------------------------
-# The packages of a small systemd system, the tools the checks use, and the kiosk's Depends.
+# The packages of a small systemd system, the tools the checks use (GNU time: the idle RSS), and the
+# kiosk's Depends.
 GUEST_PACKAGES="systemd systemd-sysv udev apt dbus mosquitto mosquitto-clients gpiod v4l-utils kmod procps
-  util-linux libcamera-ipa libcamera0.4 adduser"
+  util-linux libcamera-ipa libcamera0.4 adduser time"
 need=""
 for p in $DEB_DEPENDS; do case " $GUEST_PACKAGES " in *" $p "*) ;; *) need="$need $p" ;; esac; done
 GKEY=$(echo "format=1 $GUEST_PACKAGES $(echo $need | tr ' ' '\n' | sort | tr '\n' ' ') $KVER $VIMC_STAMP $(sha256sum "$HERE/stage2.sh" | cut -c1-16)" | sha256sum | cut -c1-12)
