@@ -38,13 +38,8 @@ trap 'rm -rf "$work"' EXIT
 
 # valgrind 3.19 cannot read lld's DWARF 5: profile a copy without debug info (its symbols kept).
 strip --strip-debug -o "$work/kiosk" "$binary"
-mkdir -p "$work/frames"
-python3 - "$work/frames" <<'PY'
-import sys
-frame = b"P5\n640 480\n255\n" + bytes([128]) * (640 * 480)
-for i in range(100):
-    open("%s/%04d.pgm" % (sys.argv[1], i), "wb").write(frame)
-PY
+. "$repo/tests/memory/common.sh"
+empty_frames "$work/frames" 100
 profile() {  # profile NAME [VAR=VALUE...] -- ARGS...: callgrind's record of `kiosk ARGS`, in $work/NAME.out
   local name=$1 settings=(); shift
   while [ "$1" != -- ]; do settings+=("$1"); shift; done; shift
@@ -56,11 +51,9 @@ profile idle -- run
 records=("$work/idle.out")
 # A fleet member's: the same idle run with KIOSK_MQTT_URL at a Mosquitto broker on a loopback port.
 if command -v mosquitto >/dev/null; then
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$work/mosquitto.conf"
-  mosquitto -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 & broker=$!
-  trap 'kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
-  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  broker=
+  trap '[ -n "$broker" ] && kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
+  start_broker
   mkdir -p "$work/state"
   profile mqtt KIOSK_MQTT_URL="mqtt://127.0.0.1:$port" STATE_DIRECTORY="$work/state" -- run
   records+=("$work/mqtt.out")

@@ -23,13 +23,9 @@ command -v python3 >/dev/null || { echo "idle-rss: python3 is missing (apt insta
 work=$(mktemp -d)
 broker=
 trap '[ -n "$broker" ] && kill "$broker" 2>/dev/null; rm -rf "$work"' EXIT
-mkdir -p "$work/frames" "$work/state"
-python3 - "$work/frames" <<'PY'
-import sys
-frame = b"P5\n640 480\n255\n" + bytes([128]) * (640 * 480)
-for i in range(600):
-    open("%s/%04d.pgm" % (sys.argv[1], i), "wb").write(frame)
-PY
+mkdir -p "$work/state"
+. "$repo/tests/memory/common.sh"
+empty_frames "$work/frames" 600
 
 median_rss() {  # median_rss ENV...: the median peak RSS in kB of 5 runs
   local runs=()
@@ -63,10 +59,7 @@ fi
 kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
 
 if command -v mosquitto >/dev/null; then
-  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  printf 'listener %s 127.0.0.1\nallow_anonymous true\n' "$port" > "$work/mosquitto.conf"
-  mosquitto -c "$work/mosquitto.conf" >"$work/mosquitto.log" 2>&1 & broker=$!
-  for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  start_broker
   mqtt=$(median_rss KIOSK_MQTT_URL="mqtt://127.0.0.1:$port" STATE_DIRECTORY="$work/state"); [[ $mqtt =~ ^[0-9]+$ ]] || exit 1
   echo "idle RSS, KIOSK_MQTT_URL set (libmosquitto loaded): $(mb "$mqtt") MB ($mqtt kB, +$(mb $((mqtt - idle))) MB)"
 else
