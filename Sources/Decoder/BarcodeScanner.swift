@@ -61,6 +61,8 @@ public final class BarcodeScanner {
     private var unconfirmedNow: [(Symbology, [UInt8])] = []
     /// What the zxing pass cost on its last region, per pixel: its estimate for the next one.
     private var zxingNsPerPixel = 0.0
+    /// What the module-grid read (`readRedrawn`) cost last time per pixel of its window.
+    private var gridNsPerPixel = 0.0
 
     /// zbar's fourcc for 8-bit greyscale, from zbar.h.
     private static let y800: UInt = KIOSK_ZBAR_Y800
@@ -191,13 +193,27 @@ public final class BarcodeScanner {
             }
         }
         // Last, with what the budget has left after the zbar passes: zxing-cpp 1.4 reads an Aztec
-        // code at a slant, or of small modules, only turned square and enlarged (issue 23).
-        if let window = resampleWindow, let zxing {
+        // code at a slant, or of small modules, only redrawn from its module grid, or turned
+        // square and enlarged (issue 23).
+        if let window = resampleWindow, let zxing, let slant = matrixSlant(window, region: r) {
             var codes: [ZXingReader.Code] = []
-            for scale in [1, 2, 3] where codes.isEmpty {
-                let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
-                if clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
-                codes = readResampled(zxing, window: window, region: r, scale: scale)
+            // The grid's search and its drawing's read cost about what they cost last time per
+            // window pixel; the turned reads what zxing costs per pixel.
+            let gridCost = UInt64(gridNsPerPixel * Double(window.width * window.height))
+            if clock.now() - start + gridCost <= budgetNs {
+                let t0 = clock.now()
+                codes = readRedrawn(zxing, window: window, region: r, slant: slant)
+                gridNsPerPixel = Double(clock.now() - t0) / Double(window.width * window.height)
+            } else {
+                counters.budgetExhausted += 1
+            }
+            if codes.isEmpty {
+                let degrees = refinedSlant(window, region: r, around: slant)
+                for scale in [1, 2, 3] where codes.isEmpty {
+                    let cost = UInt64(zxingNsPerPixel * Double(window.width * window.height * scale * scale))
+                    if clock.now() - start + cost > budgetNs { counters.budgetExhausted += 1; break }
+                    codes = readResampled(zxing, window: window, region: r, slant: degrees, scale: scale)
+                }
             }
             let found = agreement.admit(codes.compactMap { zxingReading($0, within: r) })
             if !found.isEmpty {
@@ -253,23 +269,66 @@ public final class BarcodeScanner {
         return agreement.admit(candidates)
     }
 
-    /// The Aztec read of `window` (a square of the region, sensor pixels) resampled for
-    /// zxing-cpp 1.4 (issue 23): turned square to the picture by the slant of its edges
-    /// (`TurnedWindow`) and enlarged `scale` times, the outline mapped back. 1.4 samples an Aztec
-    /// code's grid from its bullseye and misses most codes turned 10-45 degrees or with modules
-    /// of a fractional number of pixels below about 5 (every photo's): both are read once turned
-    /// and enlarged twice or three times (SecondReaderTests). Nothing when the window is square
-    /// already (within 3 degrees) at scale 1, or when its edges run along one axis (a linear code:
-    /// the budget is left to the zbar passes).
-    private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, scale: Int) -> [ZXingReader.Code] {
+    /// The slant of `window`'s edges (a square of the region, sensor pixels; `TurnedWindow`)
+    /// when they run along two axes: a matrix code, not a linear code's bars, which the zbar
+    /// passes are for.
+    private func matrixSlant(_ window: PixelRect, region r: PixelRect) -> Double? {
+        gathered.withUnsafeBufferPointer { buf in
+            let wx = window.x - r.x, wy = window.y - r.y
+            guard let slant = TurnedWindow.slant(buf.baseAddress! + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
+                  slant.agreement >= 0.1, slant.oneAxis < slant.agreement / 2 else { return nil }
+            return slant.degrees
+        }
+    }
+
+    /// `slant` refined to a tenth of a degree (`TurnedWindow.refined`), for the turned reads.
+    private func refinedSlant(_ window: PixelRect, region r: PixelRect, around slant: Double) -> Double {
+        gathered.withUnsafeBufferPointer { buf in
+            TurnedWindow.refined(buf.baseAddress! + (window.y - r.y) * r.width + window.x - r.x, width: window.width, height: window.height,
+                                 rowStride: r.width, around: slant)
+        }
+    }
+
+    /// The Aztec read of `window` redrawn for zxing-cpp 1.4 from its module grid (`ModuleGrid`,
+    /// its axes near `slant`): each module read at its centre and drawn 3 pixels square, the
+    /// outline mapped back. 1.4 samples a large code's grid from its bullseye alone, and misses
+    /// most 300-byte tickets of 2-3 px modules at a slant even turned and enlarged; redrawn, it
+    /// reads them (SecondReaderTests).
+    private func readRedrawn(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, slant: Double) -> [ZXingReader.Code] {
+        gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
+            let wx = window.x - r.x, wy = window.y - r.y
+            let base = buf.baseAddress! + wy * r.width + wx
+            let k = 3
+            guard let grid = ModuleGrid.find(base, width: window.width, height: window.height, rowStride: r.width, near: slant),
+                  let drawing = grid.drawn(base, width: window.width, height: window.height, rowStride: r.width, moduleSize: k, quietZone: 3)
+            else { return [] }
+            let side = drawing.side
+            let codes = drawing.pixels.withUnsafeBufferPointer { p in
+                zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
+            }
+            return codes.map { code in
+                var c = code
+                c.symbol.location = code.symbol.location.map { point in
+                    let q = grid.point(Double(drawing.first.i) + (Double(point.x) + 0.5) / Double(k),
+                                       Double(drawing.first.j) + (Double(point.y) + 0.5) / Double(k))
+                    return PixelPoint(x: min(max(Int(q.x) + wx, 0), r.width - 1) + r.x, y: min(max(Int(q.y) + wy, 0), r.height - 1) + r.y)
+                }
+                return c
+            }
+        }
+    }
+
+    /// The Aztec read of `window` resampled for zxing-cpp 1.4 (issue 23): turned square to the
+    /// picture by `slant` (`TurnedWindow`) and enlarged `scale` times, the outline mapped back.
+    /// 1.4 misses most codes turned 10-45 degrees or with modules of a fractional number of
+    /// pixels below about 5 (every photo's): both are read once turned and enlarged twice or
+    /// three times (SecondReaderTests). Nothing when the window is square already (within 3
+    /// degrees) at scale 1.
+    private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, slant: Double, scale: Int) -> [ZXingReader.Code] {
         gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
             let base = buf.baseAddress!
             let wx = window.x - r.x, wy = window.y - r.y
-            // Only a window whose edges run along two axes (a matrix code, not a linear code's
-            // bars, which the zbar passes after this one are for).
-            guard let slant = TurnedWindow.slant(base + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
-                  slant.agreement >= 0.1, slant.oneAxis < slant.agreement / 2 else { return [] }
-            let degrees = abs(slant.degrees) >= 3 ? slant.degrees : 0
+            let degrees = abs(slant) >= 3 ? slant : 0
             guard degrees != 0 || scale > 1 else { return [] }
             let side = window.width * scale
             let cx = Double(wx) + Double(window.width) / 2, cy = Double(wy) + Double(window.height) / 2

@@ -50,15 +50,16 @@ enum TurnedWindow {
         let coarse = atan2(s, c) / 4
         let agreement = (c * c + s * s).squareRoot() / total
         let oneAxis = (c1 * c1 + s1 * s1).squareRoot() / total
-        return (refined(p, width: w, height: h, rowStride: rowStride, around: coarse) * 180 / Double.pi, agreement, oneAxis)
+        return (coarse * 180 / Double.pi, agreement, oneAxis)
     }
 
-    /// The mean gradient direction is off by a degree or so (Sobel's own bias, the paper's
-    /// edges), which a large code cannot take: 1 degree moves the sampling of a module 30
-    /// modules from the bullseye by half a module. Refined by the angle, within 2.5 degrees of
-    /// `coarse` (radians), at which the edge pixels line up best: projected across their edge
+    /// The mean gradient direction (`slant`) is off by a degree or so (Sobel's own bias, the
+    /// paper's edges), which a large code cannot take: 1 degree moves the sampling of a module
+    /// 30 modules from the bullseye by half a module. Refined (degrees) by the angle, within 2.5
+    /// degrees of `degrees`, at which the edge pixels line up best: projected across their edge
     /// onto the axis their gradient runs along, they pile into the fewest one-pixel bins.
-    static func refined(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int, around coarse: Double) -> Double {
+    static func refined(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int, around degrees: Double) -> Double {
+        let coarse = degrees * Double.pi / 180
         var us: [Double] = [], vs: [Double] = [], alongFirst: [Bool] = []
         let step = max(1, Int((Double(w * h) / 40_000).squareRoot()))
         let cc = cos(coarse), sc = sin(coarse)
@@ -77,7 +78,7 @@ enum TurnedWindow {
             }
             y += step
         }
-        guard us.count >= 50 else { return coarse }
+        guard us.count >= 50 else { return degrees }
         var best = coarse, bestScore = -1.0
         var bins = [Int](repeating: 0, count: 2 * (w + h) + 8)
         for k in -25...25 {
@@ -93,7 +94,7 @@ enum TurnedWindow {
             for b in bins where b > 1 { score += Double(b * b) }
             if score > bestScore { bestScore = score; best = t }
         }
-        return best
+        return best * 180 / Double.pi
     }
 
     /// The square `side` x `side` picture centred at (`cx`, `cy`) of `p` (`width` x `height`,
