@@ -306,14 +306,10 @@ public final class BarcodeScanner {
             let codes = drawing.pixels.withUnsafeBufferPointer { p in
                 zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
             }
-            return codes.map { code in
-                var c = code
-                c.symbol.location = code.symbol.location.map { point in
-                    let q = grid.point(Double(drawing.first.i) + (Double(point.x) + 0.5) / Double(k),
-                                       Double(drawing.first.j) + (Double(point.y) + 0.5) / Double(k))
-                    return PixelPoint(x: min(max(Int(q.x) + wx, 0), r.width - 1) + r.x, y: min(max(Int(q.y) + wy, 0), r.height - 1) + r.y)
-                }
-                return c
+            return relocated(codes, region: r) { point in
+                let q = grid.point(Double(drawing.first.i) + (Double(point.x) + 0.5) / Double(k),
+                                   Double(drawing.first.j) + (Double(point.y) + 0.5) / Double(k))
+                return PixelPoint(x: Int(q.x) + wx, y: Int(q.y) + wy)
             }
         }
     }
@@ -337,14 +333,20 @@ public final class BarcodeScanner {
             let codes = pixels.withUnsafeBufferPointer { p in
                 zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
             }
-            return codes.map { code in
-                var c = code
-                c.symbol.location = code.symbol.location.map { point in
-                    let q = TurnedWindow.untilted(point, cx: cx, cy: cy, side: side, degrees: degrees, scale: Double(scale))
-                    return PixelPoint(x: min(max(q.x, 0), r.width - 1) + r.x, y: min(max(q.y, 0), r.height - 1) + r.y)
-                }
-                return c
+            return relocated(codes, region: r) { TurnedWindow.untilted($0, cx: cx, cy: cy, side: side, degrees: degrees, scale: Double(scale)) }
+        }
+    }
+
+    /// `codes` read in a picture made from the region, their outlines taken back to it by
+    /// `back` (a point of that picture to the region's pixels) and kept inside it, in sensor pixels.
+    private func relocated(_ codes: [ZXingReader.Code], region r: PixelRect, by back: (PixelPoint) -> PixelPoint) -> [ZXingReader.Code] {
+        codes.map { code in
+            var c = code
+            c.symbol.location = code.symbol.location.map { point in
+                let q = back(point)
+                return PixelPoint(x: min(max(q.x, 0), r.width - 1) + r.x, y: min(max(q.y, 0), r.height - 1) + r.y)
             }
+            return c
         }
     }
 

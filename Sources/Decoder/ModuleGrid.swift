@@ -17,17 +17,13 @@ import Policy
 ///
 /// A flat code seen square on (a ticket held to the window) has such a grid; one bent or seen at
 /// a steep perspective has not and is left to the other reads.
-struct ModuleGrid: Equatable {
+struct ModuleGrid {
     /// The first axis's direction, in degrees from the picture's x axis; the second is 90 more.
     var degrees: Double
     /// Pixels per module along each axis.
     var pitch: (u: Double, v: Double)
     /// Where a module boundary lies on each axis (pixels, projected on it from the window's origin).
     var phase: (u: Double, v: Double)
-
-    static func == (a: ModuleGrid, b: ModuleGrid) -> Bool {
-        a.degrees == b.degrees && a.pitch == b.pitch && a.phase == b.phase
-    }
 
     /// The smallest and largest module pitch looked for, in pixels.
     static let pitches = (smallest: 1.6, largest: 12.0)
@@ -38,16 +34,16 @@ struct ModuleGrid: Equatable {
     static func find(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int, near: Double) -> ModuleGrid? {
         let edges = EdgePoints(p, width: w, height: h, rowStride: rowStride)
         guard edges.count >= 200 else { return nil }
-        // Coarse: every half degree, every pitch the spectrum of the profiles tells apart.
-        // Half-pixel bins and every other edge are enough to tell the angle and pitch apart.
+        // Coarse: every half degree, every pitch the profiles' spectra tell apart; half-pixel
+        // bins and every other edge are enough for that.
         let coarseBin = 0.5
         let length = EdgeProfile.spectrumLength(width: w, height: h, bin: coarseBin)
+        let span = Double(length) * coarseBin
         var best = (score: 0.0, degrees: near, pitch: 0.0)
         for k in -12...12 {
             let degrees = near + Double(k) * 0.5
             let profiles = edges.profiles(degrees: degrees, every: 2, bin: coarseBin)
             let u = profiles.u.spectrum(length: length), v = profiles.v.spectrum(length: length)
-            let span = Double(length) * coarseBin
             for f in Int((span / pitches.largest).rounded(.up))...Int(span / pitches.smallest) where u[f] + v[f] > best.score {
                 best = (u[f] + v[f], degrees, span / Double(f))
             }
@@ -114,7 +110,7 @@ struct ModuleGrid: Equatable {
             for i in i0...i1 {
                 let c = point(Double(i) + 0.5, Double(j) + 0.5)
                 guard c.x >= 0.5, c.y >= 0.5, c.x <= Double(w) - 1.5, c.y <= Double(h) - 1.5 else { continue }
-                if Self.bilinear(p, rowStride: rowStride, x: c.x - 0.5, y: c.y - 0.5) < threshold {
+                if TurnedWindow.bilinear(p, width: w, height: h, rowStride: rowStride, x: c.x - 0.5, y: c.y - 0.5) < threshold {
                     dark[(j - j0) * cols + (i - i0)] = true
                     box = (min(box.i0, i), max(box.i1, i), min(box.j0, j), max(box.j1, j))
                 }
@@ -145,14 +141,6 @@ struct ModuleGrid: Equatable {
         }
         return Double(percentile(0.05) + percentile(0.95)) / 2
     }
-
-    static func bilinear(_ p: UnsafePointer<UInt8>, rowStride: Int, x: Double, y: Double) -> Double {
-        let x0 = Int(x), y0 = Int(y), fx = x - Double(x0), fy = y - Double(y0)
-        let i = y0 * rowStride + x0
-        let top = Double(p[i]) * (1 - fx) + Double(p[i + 1]) * fx
-        let bottom = Double(p[i + rowStride]) * (1 - fx) + Double(p[i + rowStride + 1]) * fx
-        return top * (1 - fy) + bottom * fy
-    }
 }
 
 /// The window's edge pixels: where and how steeply its brightness changes (a 2x2 difference, at
@@ -172,7 +160,8 @@ struct EdgePoints {
                 let dx = (b + e - a - d), dy = (d + e - a - b)
                 // A difference of 8 levels or more (halved sums).
                 if dx * dx + dy * dy >= 256 {
-                    points += [Float(c + 1), Float(r + 1), Float(dx) / 2, Float(dy) / 2]
+                    points.append(Float(c + 1)); points.append(Float(r + 1))
+                    points.append(Float(dx) / 2); points.append(Float(dy) / 2)
                 }
             }
         }

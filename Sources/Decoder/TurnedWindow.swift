@@ -112,16 +112,22 @@ enum TurnedWindow {
                     let dx = Double(u) + 0.5 - half
                     let sx = min(max(cx + ca * dx - sa * dy - 0.5, 0), Double(w - 1))
                     let sy = min(max(cy + sa * dx + ca * dy - 0.5, 0), Double(h - 1))
-                    let x0 = min(Int(sx), w - 2), y0 = min(Int(sy), h - 2)
-                    let fx = sx - Double(x0), fy = sy - Double(y0)
-                    let i = y0 * rowStride + x0
-                    let top = Double(p[i]) * (1 - fx) + Double(p[i + 1]) * fx
-                    let bottom = Double(p[i + rowStride]) * (1 - fx) + Double(p[i + rowStride + 1]) * fx
-                    o[v * side + u] = UInt8(min(255, max(0, (top * (1 - fy) + bottom * fy).rounded())))
+                    let value = bilinear(p, width: w, height: h, rowStride: rowStride, x: sx, y: sy)
+                    o[v * side + u] = UInt8(min(255, max(0, value.rounded())))
                 }
             }
         }
         return out
+    }
+
+    /// `p` (`width` x `height`, rows of `rowStride`) at (`x`, `y`), pixel indices within it,
+    /// between its four nearest pixels.
+    static func bilinear(_ p: UnsafePointer<UInt8>, width w: Int, height h: Int, rowStride: Int, x: Double, y: Double) -> Double {
+        let x0 = min(Int(x), w - 2), y0 = min(Int(y), h - 2), fx = x - Double(x0), fy = y - Double(y0)
+        let i = y0 * rowStride + x0
+        let top = Double(p[i]) * (1 - fx) + Double(p[i + 1]) * fx
+        let bottom = Double(p[i + rowStride]) * (1 - fx) + Double(p[i + rowStride + 1]) * fx
+        return top * (1 - fy) + bottom * fy
     }
 
     /// A point of the turned picture back in the picture it was taken from.
