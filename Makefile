@@ -53,23 +53,12 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-
 .PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
 # Installs what is missing of a package list, and nothing else (idempotent).
-install_missing = missing=""; \
-	for p in $(1); do \
-	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "make $@: installing$$missing"; \
-	  $(SUDO) apt-get -o DPkg::Lock::Timeout=600 update -q && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $$missing; \
-	else \
-	  echo "make $@: all Debian packages present"; \
-	fi
+install_missing = tests/host-packages.sh "make $@" $(1)
 
 deps:
 	@$(call install_missing,$(PACKAGES))

@@ -91,15 +91,7 @@ echo "arm64 build: built in $(( $(date +%s) - t0 )) s" >&2
 
 if [ $WANT_DEB = 1 ]; then
   # The host's packaging tools: dpkg-shlibdeps, the arm64 strip, qemu-user for `kiosk --version`.
-  missing=""
-  for p in dpkg-dev binutils-aarch64-linux-gnu qemu-user; do
-    dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-  done
-  if [ -n "$missing" ]; then
-    echo "arm64 build: installing$missing" >&2
-    { apt-get -o DPkg::Lock::Timeout=600 update -q && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing; } >&2 \
-      || die "cannot install$missing"
-  fi
+  "$REPO/tests/host-packages.sh" "arm64 build" dpkg-dev binutils-aarch64-linux-gnu qemu-user || die "cannot install the packaging tools"
   deb=$("$REPO/deploy/build-deb.sh" --binary "$binary" --arch arm64 --sysroot "$SDK/sysroot" --out "$OUT") \
     || die "deploy/build-deb.sh failed"
   echo "deb $deb"

@@ -72,10 +72,7 @@ check() {  # check NAME COMMAND...: PASS when COMMAND succeeds; its output (the 
 [ "$(id -u)" = 0 ] || { fail "needs root (the trixie root: chroot and mounts)"; finish; }
 # qemu-user runs the arm64 programs; lintian and file look at the package (build.sh installs the
 # packaging tools: dpkg-dev, binutils-aarch64-linux-gnu).
-for tool in qemu-aarch64:qemu-user lintian:lintian file:file; do
-  command -v "${tool%%:*}" >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${tool#*:}" >/dev/null; } \
-    || { fail "cannot install ${tool#*:}"; finish; }
-done
+"$REPO/tests/host-packages.sh" arm64 qemu-user lintian file || { fail "cannot install qemu-user, lintian, file"; finish; }
 rm -rf "$LAST" && mkdir -p "$LAST"
 
 # --- build: SDK, arm64 release + .deb + tests, amd64 reference -------------------------------------------

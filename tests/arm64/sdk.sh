@@ -73,8 +73,7 @@ fi
 [ $# -eq 0 ] || { echo "usage: $0" >&2; exit 64; }
 
 [ "$(id -u)" = 0 ] || die "needs root (mmdebstrap, and the trixie root it builds with)"
-command -v mmdebstrap >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends mmdebstrap >/dev/null; } \
-  || die "cannot install mmdebstrap"
+"$REPO/tests/host-packages.sh" "arm64 sdk" mmdebstrap || die "cannot install mmdebstrap"
 
 # The host compiler: the trixie root's swiftlang. The arm64 runtime is pinned to its version.
 TROOT=$("$REPO/tests/trixie/run.sh" --root | tail -1)

@@ -51,14 +51,7 @@ mkdir -p "$CACHE"
 export PATH=$PATH:/opt/swift/usr/bin
 
 # --- host packages: qemu-user 7.2 (accepts -plugin), dpkg-dev (apt-get source) ------------------------
-missing=""
-for p in qemu-user dpkg-dev gcc xz-utils; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  { apt-get -o DPkg::Lock::Timeout=600 update -q && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing; } >&2 \
-    || die "could not install$missing"
-fi
+"$REPO/tests/host-packages.sh" bench-arm64 qemu-user dpkg-dev gcc xz-utils || die "could not install its host packages"
 
 # --- the plugin, against the very qemu-user installed --------------------------------------------------
 QVER=$(dpkg-query -W -f='${source:Version}' qemu-user)

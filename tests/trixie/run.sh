@@ -33,10 +33,7 @@ stamp() { echo "trixie: +$(( $(date +%s) - t_start ))s $*"; }
 die() { echo "FAIL trixie: $*"; echo "0 passed, 1 failed"; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (chroot, mounts)"
-for tool in mmdebstrap rsync; do
-  command -v $tool >/dev/null || { apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends mmdebstrap rsync >/dev/null; } ||
-    die "cannot install $tool"
-done
+"$REPO/tests/host-packages.sh" trixie mmdebstrap rsync || die "cannot install mmdebstrap, rsync"
 
 # --- the root: trixie with the packages the Makefile's `make deps` wants there -----------------------
 PACKAGES=$(make -s -C "$REPO" print-deps CODENAME=$SUITE)

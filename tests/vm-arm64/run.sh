@@ -63,16 +63,8 @@ trap 'exit 130' INT TERM
 # --- host packages ------------------------------------------------------------------------------
 HOST_PACKAGES="qemu-system-arm qemu-utils qemu-user mmdebstrap gcc-aarch64-linux-gnu e2fsprogs kmod xz-utils
   python3 zint dpkg-dev cpio"
-missing=""
-for p in $HOST_PACKAGES; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  echo "vm-arm64: installing$missing"
-  { apt-get -o DPkg::Lock::Timeout=600 update -q &&
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends $missing; } \
-    >"$W/apt.log" 2>&1 || { tail -20 "$W/apt.log"; die "could not install$missing"; }
-fi
+# shellcheck disable=SC2086  # the package names are words
+"$REPO/tests/host-packages.sh" --log "$W/apt.log" vm-arm64 $HOST_PACKAGES || die "could not install its host packages"
 command -v clang++ >/dev/null && command -v ld.lld >/dev/null || die "no clang++/ld.lld (the Swift toolchain's) for the plugin's cross build"
 stamp "host packages present"
 

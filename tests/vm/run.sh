@@ -56,20 +56,9 @@ die() { echo "FAIL vm: $*"; echo "0 passed, 1 failed"; exit 1; }
 command -v dpkg-query >/dev/null && command -v apt-get >/dev/null || skip "needs Debian (dpkg, apt-get)"
 
 # --- host packages -------------------------------------------------------------------------------
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO=sudo
-missing=""
-for p in $VM_PACKAGES; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-  if [ -n "$SUDO" ] && ! sudo -n true 2>/dev/null; then skip "missing Debian packages:$missing (and no root to install them)"; fi
-  echo "vm: installing$missing"
-  { $SUDO apt-get -o DPkg::Lock::Timeout=600 update -q &&
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
-      --no-install-recommends $missing; } >"${TMPDIR:-/tmp}/kiosk-vm-apt.log" 2>&1 ||
-    skip "could not install$missing (see ${TMPDIR:-/tmp}/kiosk-vm-apt.log)"
-fi
+# shellcheck disable=SC2086  # the package names are words
+"$REPO/tests/host-packages.sh" --log "${TMPDIR:-/tmp}/kiosk-vm-apt.log" vm $VM_PACKAGES \
+  || skip "could not install its Debian packages (see above)"
 command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not found"
 stamp "host packages present"
 
