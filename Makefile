@@ -215,18 +215,7 @@ FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-li
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
-	@bin=$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path); mkdir -p Fuzz/Crashes; \
-	run() { local seeds=$${1%%:*} exe=$${1##*:} work=$(FUZZ_WORK)/$${1%%:*}; mkdir -p $$work; cp -n Fuzz/Corpus/$$seeds/* $$work/ 2>/dev/null; \
-	  $$bin/$$exe -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=Fuzz/Crashes/$$exe- $$work > $$work.log 2>&1; echo $$? > $$work.rc; }; \
-	set -- $(FUZZ_TARGETS); \
-	while [ $$# -gt 0 ]; do \
-	  batch=""; for i in $$(seq $(FUZZ_JOBS)); do [ $$# -gt 0 ] || break; batch="$$batch $$1"; run $$1 & shift; done; \
-	  echo "== $$(for t in $$batch; do printf '%s ' $${t##*:}; done)($(FUZZ_SECONDS) s each, side by side)"; wait; \
-	  for t in $$batch; do log=$(FUZZ_WORK)/$${t%%:*}.log; \
-	    if [ "$$(cat $(FUZZ_WORK)/$${t%%:*}.rc)" != 0 ]; then tail -30 $$log; echo "fuzz: $${t##*:} found a crash (Fuzz/Crashes/)"; exit 1; fi; \
-	    echo "$${t##*:}: $$(grep -E 'DONE|stat::average_exec_per_sec' $$log | paste -sd ' ' -)"; \
-	  done; \
-	done
+	Fuzz/run.sh "$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_WORK) $(FUZZ_TARGETS)
 
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
