@@ -20,10 +20,35 @@ public protocol FrameSource: AnyObject {
     /// The scene's illuminance as the camera estimates it (libcamera's `Lux` on a Raspberry Pi
     /// camera), for `doctor` and the torch event; nil when the camera has no such figure.
     var lux: Double? { get }
+    /// What `open` set of the camera's focus and exposure controls (`KIOSK_FOCUS`,
+    /// `KIOSK_EXPOSURE`, `KIOSK_MAINS_HZ`) and what the camera lacks: the `camera_controls`
+    /// event. Nil for a source without controls (a replay).
+    var controls: CameraControlReport? { get }
+    /// The lens as the latest frame reports it (`kiosk aim`), when the camera says.
+    var lens: LensReading? { get }
 }
 
 extension FrameSource {
     public var lux: Double? { nil }
+    public var controls: CameraControlReport? { nil }
+    public var lens: LensReading? { nil }
+}
+
+/// A lens's figures from a frame's metadata (libcamera: `LensPosition`, `AfState`, `FocusFoM`; a
+/// V4L2 camera: `focus_absolute`, read about once a second). Nil where not reported.
+public struct LensReading: Equatable, Sendable {
+    /// Dioptres (libcamera) or the camera's own units (V4L2 `focus_absolute`).
+    public var position: Double?
+    /// `idle`, `scanning`, `focused` or `failed` (libcamera's AfState), or nil.
+    public var afState: String?
+    /// libcamera's FocusFoM: larger is sharper, relative to the same scene only.
+    public var focusFoM: Double?
+
+    public init(position: Double? = nil, afState: String? = nil, focusFoM: Double? = nil) {
+        self.position = position
+        self.afState = afState
+        self.focusFoM = focusFoM
+    }
 }
 
 public enum FrameWait {

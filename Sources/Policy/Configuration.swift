@@ -32,6 +32,11 @@ public struct Configuration: Equatable {
     public var zoom = false
     public var mount = Mount()
     public var uprightROI = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
+    /// Focus, exposure for screens and the mains filter (issue 32): `CameraControls`.
+    public var cameraSettings = CameraSettings()
+    /// Something held with the torch on and nothing read for this long: the torch goes off for a
+    /// short look (a phone screen lights itself). 0: never.
+    public var torchScreenMs = 400
     /// What a door is shown (README "How it reads codes": tickets, boarding passes, IDs, parcels),
     /// chosen by measurement (README "Performance").
     public var symbologies: [Symbology] = [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417]
@@ -556,6 +561,23 @@ extension Configuration {
         .pattern("KIOSK_BEEP_ALARM", \.beepAlarm),
         .flag("KIOSK_MQTT_COMMANDS", \.mqttCommands),
         .integer("KIOSK_COMMAND_MAX_AGE_S", 1...3600, "a whole number of seconds from 1 to 3600", \.commandMaxAgeS),
+        // The camera at the door (0.4, issue 32).
+        ConfigurationVariable("KIOSK_FOCUS", FocusSetting.accepted, shown: { $0.cameraSettings.focus.description }) { v, c, _ in
+            guard let f = FocusSetting.parse(v) else { return nil }
+            c.cameraSettings.focus = f
+            return f.description
+        },
+        ConfigurationVariable("KIOSK_EXPOSURE", "screens or camera", shown: { $0.cameraSettings.exposure.rawValue }) { v, c, _ in
+            guard let e = ExposureSetting(rawValue: v) else { return nil }
+            c.cameraSettings.exposure = e
+            return e.rawValue
+        },
+        ConfigurationVariable("KIOSK_MAINS_HZ", "50, 60 or 0 (no power-line filter)", shown: { String($0.cameraSettings.mainsHz) }) { v, c, _ in
+            guard let n = Int(v), [0, 50, 60].contains(n) else { return nil }
+            c.cameraSettings.mainsHz = n
+            return String(n)
+        },
+        .integer("KIOSK_TORCH_SCREEN_MS", 0...60_000, "milliseconds from 0 to 60000 (0: never)", \.torchScreenMs),
     ]
 
     /// Every variable's name, in the table's order.

@@ -125,6 +125,27 @@ final class ConfigurationTests: XCTestCase {
         for bad in ["qr", "qrcode,,ean13", "qrcode,maxicode", "data-matrix", ","] { assertRejected("KIOSK_SYMBOLOGIES", bad) }
     }
 
+    func testTheCameraAtTheDoor() {
+        XCTAssertEqual(Configuration().cameraSettings, CameraSettings(focus: .distance(centimetres: 15), exposure: .screens, mainsHz: 50))
+        XCTAssertEqual(Configuration().torchScreenMs, 400)
+        assertAccepted("KIOSK_FOCUS", "30cm") { $0.cameraSettings.focus == .distance(centimetres: 30) }
+        assertAccepted("KIOSK_FOCUS", "auto") { $0.cameraSettings.focus == .auto }
+        assertAccepted("KIOSK_FOCUS", "v4l2:120") { $0.cameraSettings.focus == .v4l2(120) }
+        assertAccepted("KIOSK_FOCUS", "camera") { $0.cameraSettings.focus == .camera }
+        for bad in ["15", "3cm", "1m", "v4l2:", "near"] { assertRejected("KIOSK_FOCUS", bad) }
+        assertAccepted("KIOSK_EXPOSURE", "camera") { $0.cameraSettings.exposure == .camera }
+        assertRejected("KIOSK_EXPOSURE", "short")
+        assertAccepted("KIOSK_MAINS_HZ", "60") { $0.cameraSettings.mainsHz == 60 }
+        assertAccepted("KIOSK_MAINS_HZ", "0") { $0.cameraSettings.mainsHz == 0 }
+        assertRejected("KIOSK_MAINS_HZ", "55")
+        assertAccepted("KIOSK_TORCH_SCREEN_MS", "0") { $0.torchScreenMs == 0 }
+        assertRejected("KIOSK_TORCH_SCREEN_MS", "60001")
+        // A wrong value names the variable, the value and what is accepted.
+        let r = Configuration.read(environment: ["KIOSK_FOCUS": "near"], isExecutableFile: { _ in false })
+        XCTAssertEqual(r.errors.count, 1)
+        XCTAssertTrue("\(r.errors)".contains("KIOSK_FOCUS") && "\(r.errors)".contains("near") && "\(r.errors)".contains("v4l2:N"), "\(r.errors)")
+    }
+
     func testNumbersWithRanges() {
         assertAccepted("KIOSK_REPEAT_MS", "0") { $0.repeatMs == 0 }
         assertRejected("KIOSK_REPEAT_MS", "3600001")
