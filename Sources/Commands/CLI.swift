@@ -259,7 +259,7 @@ public enum KioskCommand {
         var demoScene: ScriptedSceneHandle?
         if demo {
             do {
-                let scene = try DemoScene.make(mount: config.mount, fps: config.fps, realTime: true)
+                let scene = try DemoScene.make(mount: config.mount, fps: config.fps, realTime: true, cameraSettings: config.cameraSettings)
                 scene.onStep = { step in logger.info("demo", ["step": .text(step.narration)]) }
                 torch?.onSwitch = { scene.torchOn = $0 }
                 source = scene
@@ -324,7 +324,8 @@ public enum KioskCommand {
         // A replay's end is no signal: the broker gets the time to take what is queued.
         if case .sourceEnded = reason { fleetGraceNs = KioskCommand.fleetGraceAtEndNs }
         if let demoScene, case .sourceEnded = reason {
-            return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: torch?.changes ?? 0)
+            return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: torch?.changes ?? 0,
+                                   screenLooks: torch?.screenLooks ?? 0)
         }
         return ExitStatus.ok
     }
@@ -496,16 +497,16 @@ final class ScriptedSceneHandle {
     private var outside = 0
 
     func record(_ symbol: DecodedSymbol) {
-        if symbol.text == DemoScene.codeInsideROI || symbol.text == DemoScene.codeUnderTorch { inside += 1 }
+        if [DemoScene.codeInsideROI, DemoScene.codeUnderTorch, DemoScene.codeOnPhone].contains(symbol.text) { inside += 1 }
         if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
     }
 
-    func judge(logger: Logger, reopenings: Int, torchChanges: Int) -> Int32 {
-        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1 && torchChanges == 2
+    func judge(logger: Logger, reopenings: Int, torchChanges: Int, screenLooks: Int) -> Int32 {
+        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1 && torchChanges == 2 && screenLooks == 1
         logger.log(pass ? .info : .error, "demo_result", [
             "result": pass ? "pass" : "fail", "expected_scans": .int(DemoScene.expectedScans),
             "scans": .int(inside), "outside_roi_scans": .int(outside), "camera_reopens": .int(reopenings),
-            "torch_changes": .int(torchChanges),
+            "torch_changes": .int(torchChanges), "screen_looks": .int(screenLooks),
         ])
         return pass ? ExitStatus.ok : ExitStatus.failure
     }

@@ -11,6 +11,9 @@ public final class Torch {
     /// Told of every switch (the demo's simulated scene lights up with it).
     public var onSwitch: (Bool) -> Void = { _ in }
     public private(set) var changes = 0
+    /// Times the torch went off for a look at a screen (not in `changes`: the fleet hears only
+    /// the policy's switches).
+    public private(set) var screenLooks = 0
     /// Looks at phone screens with the torch off (`KIOSK_TORCH_SCREEN_MS`); nil: never.
     public private(set) var screenLook: ScreenLook?
 
@@ -46,7 +49,7 @@ public final class Torch {
         case .off: lit = false
         case .on: lit = true
         }
-        changes += 1
+        if !lit { screenLooks += 1 }
         do { try output?.set(active: lit) } catch { failures?.report(error) }
         var fields: [(String, LogValue)] = [("state", .text(lit ? "on" : "off")), ("brightness", .number(policy.ambient ?? 0, digits: 1)),
                                             ("reason", "screen")]

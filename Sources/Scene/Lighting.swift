@@ -25,6 +25,9 @@ public struct Lighting: Sendable {
     public var exposureTimeConstant = 0.4
     /// Standard deviation of the sensor noise, in luma steps.
     public var noise = 2.0
+    /// A phone screen's own light, in the room's units (a screen at full brightness is about a
+    /// lit room's white paper).
+    public var screenLuminance = 0.9
     /// Shadows: during `from`..<`to` seconds, the upright region `area` gets `factor` of the light.
     public var shadows: [(from: Double, to: Double, area: NormalizedRect, factor: Double)] = []
 
@@ -44,6 +47,8 @@ struct LightingState {
     var exposureSeconds = 0.010
     var torchOn = false
     var torchSwitchedAt = -Double.infinity
+    /// Phone screens in view (sensor pixels): lit by themselves; the torch's glare on their glass.
+    var screens: [PixelRect] = []
     private var noiseTable: [Int16]
     private var frameCount = 0
 
@@ -91,6 +96,22 @@ struct LightingState {
                             v = v < 0 ? 0 : (v > 255 ? 255 : v)
                             dst[i] = UInt8(v)
                             total += Int(v)
+                        }
+                    }
+                }
+                for screen in screens {
+                    // Its own light, whatever the room and the torch; and while the torch is
+                    // lit, its reflection: a saturated band over the middle 40% of the glass.
+                    let scale = lighting.screenLuminance * exposureSeconds / AmbientReference.exposureSeconds
+                    let glare = torchLight(at: t) > 0
+                    let r = screen.clamped(width: width, height: out.height)
+                    for y in r.y..<(r.y + r.height) {
+                        for x in r.x..<(r.x + r.width) {
+                            let i = y * width + x
+                            let inBand = glare && x >= r.x + r.width * 3 / 10 && x < r.x + r.width * 7 / 10
+                            let v = inBand ? 255 : min(255, max(0, Int32((Double(src[i]) * scale).rounded()) + Int32(noiseTable[(i &+ offset) & 8191])))
+                            total += Int(v) - Int(dst[i])
+                            dst[i] = UInt8(v)
                         }
                     }
                 }

@@ -32,9 +32,16 @@ public final class ScriptedScene: FrameSource {
     public struct Placement {
         public var picture: GrayImage
         public var centre: NormalizedPoint
-        public init(picture: GrayImage, centre: NormalizedPoint) {
+        /// How far from the camera it is held, for the lens (nil: on the window, always sharp).
+        public var distanceCm: Double?
+        /// A phone screen: lit by itself, not by the room or the torch; the torch's reflection on
+        /// its glass wipes out a band across its middle while the torch is lit.
+        public var screen: Bool
+        public init(picture: GrayImage, centre: NormalizedPoint, distanceCm: Double? = nil, screen: Bool = false) {
             self.picture = picture
             self.centre = centre
+            self.distanceCm = distanceCm
+            self.screen = screen
         }
     }
 
@@ -58,6 +65,11 @@ public final class ScriptedScene: FrameSource {
 
     private var light: LightingState?
     private var lit: GrayImage
+    /// The lens, when the scene has one; it takes `cameraSettings` at open as a Camera Module 3 would.
+    public private(set) var simulatedLens: SimulatedLens?
+    public let cameraSettings: CameraSettings
+    /// The blur radius each placement of the rendered step was drawn with.
+    private var renderedBlur: [Int] = []
 
     /// The kiosk's torch, as the scene sees it: set by whatever drives the torch line.
     public var torchOn: Bool {
@@ -76,7 +88,8 @@ public final class ScriptedScene: FrameSource {
     }
 
     public init(steps: [Step], duration: Double, fps: Double, uprightWidth: Int, uprightHeight: Int,
-                mount: Mount, realTime: Bool, lighting: Lighting? = nil) {
+                mount: Mount, realTime: Bool, lighting: Lighting? = nil, lens: SimulatedLens? = nil,
+                cameraSettings: CameraSettings = CameraSettings()) {
         precondition(!steps.isEmpty && fps > 0 && duration > 0)
         self.steps = steps.sorted { $0.start < $1.start }
         self.duration = duration
@@ -88,6 +101,15 @@ public final class ScriptedScene: FrameSource {
         sensor = GrayImage(width: view.sensorWidth, height: view.sensorHeight)
         lit = sensor
         light = lighting.map(LightingState.init)
+        simulatedLens = lens
+        self.cameraSettings = cameraSettings
+    }
+
+    public var controls: CameraControlReport? { simulatedLens?.report }
+
+    public var lens: LensReading? {
+        guard let l = simulatedLens else { return nil }
+        return LensReading(position: l.position, afState: l.continuous ? "scanning" : nil)
     }
 
     public func open() throws -> CameraDescription {
@@ -105,6 +127,8 @@ public final class ScriptedScene: FrameSource {
             index = UInt64((next * fps).rounded(.up))
         }
         isOpen = true
+        simulatedLens?.start(cameraSettings)
+        renderedStep = -1
         return CameraDescription(device: "scene", format: "GREY", width: view.sensorWidth,
                                  height: view.sensorHeight, fps: fps)
     }
@@ -131,10 +155,15 @@ public final class ScriptedScene: FrameSource {
             }
         }
         let stepIndex = steps.lastIndex { $0.start <= t } ?? 0
+        if simulatedLens != nil {
+            simulatedLens!.track(steps[stepIndex].codes.compactMap(\.distanceCm).first.map { 100 / $0 })
+        }
         if stepIndex != renderedStep {
             renderedStep = stepIndex
             compose(steps[stepIndex])
             onStep(steps[stepIndex])
+        } else if blurRadii(steps[stepIndex]) != renderedBlur {
+            compose(steps[stepIndex])  // the lens moved
         }
         if steps[stepIndex].unplugged {
             throw CameraError("VIDIOC_DQBUF on the simulated camera", errno: ENODEV)
@@ -159,13 +188,29 @@ public final class ScriptedScene: FrameSource {
 
     public var skippedFrames: Int { 0 }
 
+    private func blurRadii(_ step: Step) -> [Int] {
+        step.codes.map { code in
+            guard let lens = simulatedLens, let cm = code.distanceCm else { return 0 }
+            return lens.blurRadius(forCodeAt: 100 / cm)
+        }
+    }
+
     private func compose(_ step: Step) {
         upright = background
-        for code in step.codes {
+        renderedBlur = blurRadii(step)
+        var screens: [PixelRect] = []
+        for (code, blur) in zip(step.codes, renderedBlur) {
             let x = Int(code.centre.x * Double(upright.width)) - code.picture.width / 2
             let y = Int(code.centre.y * Double(upright.height)) - code.picture.height / 2
-            upright.paste(code.picture, x: x, y: y)
+            upright.paste(code.picture.blurred(radius: blur), x: x, y: y)
+            if code.screen {
+                let area = NormalizedRect(x: max(0, Double(x) / Double(upright.width)), y: max(0, Double(y) / Double(upright.height)),
+                                          width: min(1, Double(code.picture.width) / Double(upright.width)),
+                                          height: min(1, Double(code.picture.height) / Double(upright.height)))
+                screens.append(view.mount.sensorROI(fromUpright: area, sensorWidth: view.sensorWidth, sensorHeight: view.sensorHeight))
+            }
         }
+        light?.screens = screens
         view.render(upright, into: &sensor)
     }
 
