@@ -37,6 +37,8 @@ PACKAGES += libssl-dev
 PACKAGES += zlib1g-dev
 # python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
 PACKAGES += python3-venv
+# kiosk aim's live view is tested in a terminal (AimTests).
+PACKAGES += tmux
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).

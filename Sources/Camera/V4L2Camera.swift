@@ -377,6 +377,25 @@ public final class V4L2Camera: FrameSource {
         }
     }
 
+    /// The range of `focus_absolute`, when the open camera has one (`kiosk aim --sweep`).
+    public var focusRange: V4L2ControlOffer? {
+        guard let fd, hasFocusAbsolute, let r = try? v4l2.queryControl(fd: fd, id: V4L2Control.id(.focusAbsolute)) else { return nil }
+        return V4L2ControlOffer(minimum: Int(r.minimum), maximum: Int(r.maximum), step: Int(r.step), defaultValue: Int(r.defaultValue))
+    }
+
+    /// Autofocus off (where there is one), then `focus_absolute` = `value` on the control's step;
+    /// returns the value set. For `kiosk aim --sweep` while streaming.
+    public func setFocusAbsolute(_ value: Int) throws -> Int {
+        guard let fd, let range = focusRange else { throw CameraError("\(devicePath) has no focus_absolute") }
+        if (try? v4l2.queryControl(fd: fd, id: V4L2Control.id(.focusAuto))) != nil {
+            try v4l2.setControl(fd: fd, id: V4L2Control.id(.focusAuto), value: 0)
+        }
+        let v = range.clamp(value)
+        try v4l2.setControl(fd: fd, id: V4L2Control.id(.focusAbsolute), value: Int32(v))
+        lensReadNs = nil
+        return v
+    }
+
     /// `focus_absolute` as the camera reports it, read at most once a second; nil without one.
     public var lens: LensReading? {
         guard let fd, hasFocusAbsolute else { return nil }

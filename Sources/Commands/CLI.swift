@@ -31,6 +31,8 @@ public enum KioskCommand {
             return decode(Array(args.dropFirst()), environment: environment)
         case "snapshot":
             return Snapshot.run(Array(args.dropFirst()), environment: environment)
+        case "aim":
+            return Aim.run(Array(args.dropFirst()), environment: environment)
         case "doctor":
             guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
             return doctor(environment: environment)
@@ -62,6 +64,9 @@ public enum KioskCommand {
       kiosk doctor                    PASS/WARN/FAIL for the camera, GPIO lines, permissions, brightness
       kiosk snapshot [--sensor] FILE.png
                                       one settled frame, upright, ROI outlined, brightness in a caption
+      kiosk aim [--json] [--seconds N] [--sweep]
+                                      the installer's live view: picture, ROI, brightness, sharpness,
+                                      the last code's module size, a hint (the service must be stopped)
       kiosk --help | --version
 
     Configuration comes from KIOSK_* environment variables (see the README or `kiosk check`).
