@@ -10,7 +10,8 @@ import XCTest
 final class LibcameraCameraTests: XCTestCase {
     /// A Raspberry Pi HQ camera's figures (see SensorZoomTests).
     let hq = LibcameraInfo(id: "/base/soc/i2c0mux/i2c@1/imx477@1a", model: "imx477", format: "YUV420", width: 640, height: 480,
-                           fps: 30, canCrop: true, cropMaximum: PixelRect(x: 0, y: 0, width: 4056, height: 3040), hasMetering: true)
+                           fps: 30, canCrop: true, cropMaximum: PixelRect(x: 0, y: 0, width: 4056, height: 3040),
+                           controls: [LibcameraControlOffer(name: "AeMeteringMode", minimum: 0, maximum: 3)])
     let unzoomed = PixelRect(x: 2, y: 0, width: 4052, height: 3040)
     let roi = Mount(rotation: .quarter, mirrored: true).sensorRegion(fromUpright: NormalizedRect(x: 0.1, y: 0.2, width: 0.3, height: 0.4))
 
