@@ -512,7 +512,8 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
     }
     for (const std::unique_ptr<FrameBuffer> &fb : c->allocator->buffers(c->stream)) {
         BufferState &state = c->buffers[fb.get()];
-        const std::vector<FrameBuffer::Plane> &planes = fb->planes();
+        // A std::vector up to 0.5, a Span from 0.6 on.
+        const auto &planes = fb->planes();
         if (planes.empty()) {
             say(err, errlen, "a buffer without planes");
             return false;
@@ -568,8 +569,9 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
     if (info) {
         memset(info, 0, sizeof *info);
         snprintf(info->id, sizeof info->id, "%s", c->camera->id().c_str());
-        std::optional<std::string> model = c->camera->properties().get(properties::Model);
-        snprintf(info->model, sizeof info->model, "%s", model ? model->c_str() : "");
+        // A std::string up to 0.5, a std::string_view from 0.6 on.
+        auto model = c->camera->properties().get(properties::Model);
+        snprintf(info->model, sizeof info->model, "%s", model ? std::string(*model).c_str() : "");
         snprintf(info->format, sizeof info->format, "%s", sc.pixelFormat.toString().c_str());
         info->width = c->width;
         info->height = c->height;
