@@ -735,7 +735,7 @@ KIOSK_LCP_EXPORT int kiosk_lcp_start(kiosk_lc *c, const struct kiosk_lc_control 
         return -1;
     }
     if (c->started || c->connected) {
-        say(err, errlen, "the camera was started already");
+        say(err, errlen, "the camera was started already (after a failed start only close is left)");
         return -1;
     }
     try {
