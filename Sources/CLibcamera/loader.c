@@ -19,6 +19,8 @@ static struct {
     const char *(*version)(void);
     int (*list)(char *, size_t);
     kiosk_lc *(*open)(const char *, int32_t, int32_t, double, struct kiosk_lc_info *, char *, size_t);
+    int (*start)(kiosk_lc *, const struct kiosk_lc_control *, int32_t, char *, size_t);
+    int (*set_controls)(kiosk_lc *, const struct kiosk_lc_control *, int32_t, char *, size_t);
     int (*set_crop)(kiosk_lc *, struct kiosk_lc_rect, char *, size_t);
     int (*next)(kiosk_lc *, int32_t, struct kiosk_lc_frame *, char *, size_t);
     int (*close)(kiosk_lc *, int);
@@ -77,6 +79,8 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
     FIND(version, "kiosk_lcp_version");
     FIND(list, "kiosk_lcp_list");
     FIND(open, "kiosk_lcp_open");
+    FIND(start, "kiosk_lcp_start");
+    FIND(set_controls, "kiosk_lcp_set_controls");
     FIND(set_crop, "kiosk_lcp_set_crop");
     FIND(next, "kiosk_lcp_next");
     FIND(close, "kiosk_lcp_close");
@@ -117,6 +121,23 @@ kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, doubl
         return NULL;
     }
     return plugin.open(camera ? camera : "", width, height, fps, info, err, errlen);
+}
+
+int kiosk_lc_start(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err, size_t errlen) {
+    if (!plugin.handle) {
+        say(err, errlen, "%s", not_loaded);
+        return -1;
+    }
+    return plugin.start(cam, controls, count, err, errlen);
+}
+
+int kiosk_lc_set_controls(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err,
+                          size_t errlen) {
+    if (!plugin.handle) {
+        say(err, errlen, "%s", not_loaded);
+        return -1;
+    }
+    return plugin.set_controls(cam, controls, count, err, errlen);
 }
 
 int kiosk_lc_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_t errlen) {

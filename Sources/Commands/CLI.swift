@@ -352,8 +352,9 @@ public enum KioskCommand {
             return V4L2Camera(device: path, width: config.width, height: config.height, fps: config.fps,
                               format: config.format, settings: config.cameraSettings)
         case .libcamera(let id):
+            let sensorROI = config.mount.sensorRegion(fromUpright: config.uprightROI)
             return LibcameraCamera(camera: id, width: config.width, height: config.height, fps: config.fps,
-                                   zoomROI: config.zoom ? config.mount.sensorRegion(fromUpright: config.uprightROI) : nil)
+                                   settings: config.cameraSettings, sensorROI: sensorROI, zoomROI: config.zoom ? sensorROI : nil)
         }
     }
 

@@ -5,10 +5,13 @@
  * dlopen()s it (Sources/CLibcamera/loader.c) and never links libcamera itself.
  *
  * The same source builds against Debian 12's libcamera 0.0.3, Debian 13's 0.4.0 and Raspberry Pi
- * OS's 0.5.x: it only uses API that all of them have.
+ * OS's 0.5.x: it only uses API that all of them have, and asks LIBCAMERA_VERSION_* where 0.0.3
+ * lacks something (ControlId::isArray(), the unsigned control types).
  *
  * Shape: one CameraManager per open camera (libcamera allows one per process at a time), one
- * viewfinder stream, one Request per buffer, reused. libcamera's own thread completes requests
+ * viewfinder stream, one Request per buffer, reused. Open configures and says which controls the
+ * camera advertises; start is separate, so that the kiosk chooses the start controls (focus,
+ * exposure) from them. libcamera's own thread completes requests
  * (requestCompleted) onto a queue; kiosk_lcp_next() takes them off it, with a CLOCK_MONOTONIC
  * timed wait. The request handed to the caller is requeued at the next call.
  *
@@ -33,6 +36,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <utility>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,6 +96,9 @@ const LumaFormat kFormats[] = {
     {formats::BGR888, 1, 3},   {formats::RGB888, 1, 3},   {formats::XRGB8888, 1, 4},
     {formats::XBGR8888, 1, 4}, {formats::ARGB8888, 1, 4}, {formats::ABGR8888, 1, 4},
 };
+// Controls as the kiosk gives them, turned into libcamera's ids and values (checked).
+using ControlValues = std::vector<std::pair<unsigned int, ControlValue>>;
+
 const LumaFormat *luma_format(const PixelFormat &f) {
     for (const auto &l : kFormats)
         if (l.format == f) return &l;
@@ -139,9 +146,11 @@ struct kiosk_lc {
 
     const LumaFormat *luma = nullptr;
     int32_t width = 0, height = 0, row_stride = 0;
+    double fps = 0;  // asked for at open, given at start as FrameDurationLimits (0: not)
     bool has_crop_control = false;
     bool crop_set = false;
     Rectangle crop;
+    ControlValues per_request;  // kiosk_lcp_set_controls: given with every request queued
     Rectangle crop_maximum;
     bool has_crop_maximum = false;
 
@@ -195,10 +204,16 @@ struct kiosk_lc {
         }
     }
 
+    // The controls every request carries: the crop and the kiosk's per-request list.
+    void add_controls(Request *request) {
+        if (crop_set) request->controls().set(controls::ScalerCrop, crop);
+        for (const auto &v : per_request) request->controls().set(v.first, v.second);
+    }
+
     // Queues request again (reused, with its buffer), with the controls of now.
     int queue(Request *request, char *err, size_t errlen) {
         request->reuse(Request::ReuseBuffers);
-        if (crop_set) request->controls().set(controls::ScalerCrop, crop);
+        add_controls(request);
         pthread_mutex_lock(&mu);
         outstanding++;
         if (outstanding == 1) last_progress_ns = now_ns();
@@ -256,6 +271,153 @@ std::string join_formats(const std::vector<PixelFormat> &formats) {
 // Whether the camera has control id. Not ControlInfoMap::count(id): that counts in the map's id
 // map, which for some pipelines (vimc in 0.0.3) is libcamera's list of every control there is.
 bool has_control(const ControlInfoMap &map, const ControlId &id) { return map.find(&id) != map.end(); }
+
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 4
+bool is_array(const ControlId &id) { return id.isArray(); }
+#else
+// 0.0.3's ControlId does not say whether a control takes an array (ControlId::isArray() came
+// with 0.4): its control_ids.h's array controls, by id.
+bool is_array(const ControlId &id) {
+    const unsigned int n = id.id();
+    return n == controls::AfWindows.id() || n == controls::FrameDurationLimits.id() ||
+           n == controls::ColourGains.id() || n == controls::SensorBlackLevels.id() ||
+           n == controls::ColourCorrectionMatrix.id();
+}
+#endif
+
+// The kiosk's kind of a control: KIOSK_LC_*.
+int32_t kind_of(ControlType type) {
+    switch (type) {
+    case ControlTypeByte:
+    case ControlTypeInteger32:
+    case ControlTypeInteger64:
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 4
+    case ControlTypeUnsigned16:
+    case ControlTypeUnsigned32:
+#endif
+        return KIOSK_LC_INT;
+    case ControlTypeFloat:
+        return KIOSK_LC_FLOAT;
+    case ControlTypeRectangle:
+        return KIOSK_LC_RECTANGLES;
+    default:
+        return KIOSK_LC_OTHER;
+    }
+}
+
+// A single numeric value as a double; false for none, arrays and the other kinds.
+bool as_number(const ControlValue &v, double *out) {
+    if (v.isNone() || v.isArray()) return false;
+    switch (v.type()) {
+    case ControlTypeBool: *out = v.get<bool>() ? 1 : 0; return true;
+    case ControlTypeByte: *out = v.get<uint8_t>(); return true;
+    case ControlTypeInteger32: *out = v.get<int32_t>(); return true;
+    case ControlTypeInteger64: *out = (double)v.get<int64_t>(); return true;
+    case ControlTypeFloat: *out = v.get<float>(); return true;
+#if LIBCAMERA_VERSION_MAJOR > 0 || LIBCAMERA_VERSION_MINOR >= 4
+    case ControlTypeUnsigned16: *out = v.get<uint16_t>(); return true;
+    case ControlTypeUnsigned32: *out = v.get<uint32_t>(); return true;
+#endif
+    default: return false;
+    }
+}
+
+const char *kind_name(int32_t kind) {
+    switch (kind) {
+    case KIOSK_LC_INT: return "an integer";
+    case KIOSK_LC_FLOAT: return "a float";
+    case KIOSK_LC_RECTANGLES: return "a rectangle";
+    default: return "a kind the kiosk does not set";
+    }
+}
+
+// The camera's advertised controls into info, by rising id (libcamera's own before vendors').
+// The map is walked, never asked by id (see has_control).
+void describe_controls(const ControlInfoMap &map, struct kiosk_lc_info *info) {
+    std::vector<std::pair<const ControlId *, const ControlInfo *>> all;
+    for (const auto &e : map) all.emplace_back(e.first, &e.second);
+    std::sort(all.begin(), all.end(), [](const auto &a, const auto &b) { return a.first->id() < b.first->id(); });
+    for (const auto &e : all) {
+        const std::string &name = e.first->name();
+        if (info->offer_count >= KIOSK_LC_MAX_OFFERS || name.size() >= sizeof info->offers[0].name) {
+            info->offers_left_out++;
+            continue;
+        }
+        struct kiosk_lc_control_offer &o = info->offers[info->offer_count++];
+        snprintf(o.name, sizeof o.name, "%s", name.c_str());
+        o.type = kind_of(e.first->type());
+        o.numeric = as_number(e.second->min(), &o.min) && as_number(e.second->max(), &o.max) ? 1 : 0;
+        if (!o.numeric) o.min = o.max = 0;
+        o.has_def = o.numeric && as_number(e.second->def(), &o.def) ? 1 : 0;
+    }
+}
+
+// The kiosk's controls as libcamera values, each looked up by name in the camera's ControlInfoMap
+// and of the control's type. A name the camera lacks fails, named: nothing is dropped unsaid
+// (libcamera itself would only log "not valid" and go on).
+bool to_values(const ControlInfoMap &map, const struct kiosk_lc_control *list, int32_t count, ControlValues *out,
+               char *err, size_t errlen) {
+    if (count < 0 || (count > 0 && !list)) {
+        say(err, errlen, "%d controls", count);
+        return false;
+    }
+    out->clear();
+    for (int32_t k = 0; k < count; k++) {
+        const struct kiosk_lc_control &w = list[k];
+        std::string name(w.name, strnlen(w.name, sizeof w.name));
+        const ControlId *id = nullptr;
+        for (const auto &e : map) {
+            if (e.first->name() == name) {
+                id = e.first;
+                break;
+            }
+        }
+        if (!id) {
+            say(err, errlen, "the camera has no control %s", name.c_str());
+            return false;
+        }
+        int32_t kind = kind_of(id->type());
+        if (w.type != kind || kind == KIOSK_LC_OTHER) {
+            say(err, errlen, "%s is %s control, given %s", name.c_str(), kind_name(kind), kind_name(w.type));
+            return false;
+        }
+        bool array = is_array(*id);
+        if (array && kind != KIOSK_LC_RECTANGLES) {
+            say(err, errlen, "%s takes an array, given one value", name.c_str());
+            return false;
+        }
+        ControlValue value;
+        switch (id->type()) {
+        case ControlTypeInteger32: value = ControlValue(w.i); break;
+        case ControlTypeInteger64: value = ControlValue((int64_t)w.i); break;
+        case ControlTypeFloat: value = ControlValue(w.f); break;
+        case ControlTypeRectangle: {
+            if (w.count < 1 || w.count > 4 || (!array && w.count != 1)) {
+                say(err, errlen, "%s takes %s, given %d rectangles", name.c_str(), array ? "1 to 4" : "one", w.count);
+                return false;
+            }
+            std::vector<Rectangle> rects;
+            for (int32_t r = 0; r < w.count; r++) {
+                const struct kiosk_lc_rect &x = w.rects[r];
+                if (x.width < 0 || x.height < 0) {
+                    say(err, errlen, "%s: rectangle %dx%d", name.c_str(), x.width, x.height);
+                    return false;
+                }
+                rects.emplace_back(x.x, x.y, (unsigned int)x.width, (unsigned int)x.height);
+            }
+            if (array) value = ControlValue(Span<const Rectangle>(rects.data(), rects.size()));
+            else value = ControlValue(rects[0]);
+            break;
+        }
+        default:
+            // A byte or unsigned integer control: none the kiosk sets.
+            say(err, errlen, "%s is an integer control of a width the plugin does not set", name.c_str());
+            return false;
+        }
+        out->emplace_back(id->id(), value);
+    }
+    return true;
+}
 
 bool all_digits(const char *s) {
     if (!*s) return false;
@@ -350,7 +512,8 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
     }
     for (const std::unique_ptr<FrameBuffer> &fb : c->allocator->buffers(c->stream)) {
         BufferState &state = c->buffers[fb.get()];
-        const std::vector<FrameBuffer::Plane> &planes = fb->planes();
+        // A std::vector up to 0.5, a Span from 0.6 on.
+        const auto &planes = fb->planes();
         if (planes.empty()) {
             say(err, errlen, "a buffer without planes");
             return false;
@@ -395,14 +558,7 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
     }
 
     const ControlInfoMap &ctrls = c->camera->controls();
-    ControlList start(ctrls);
-    bool metering = has_control(ctrls, controls::AeMeteringMode);
-    if (metering) start.set(controls::AeMeteringMode, controls::MeteringCentreWeighted);
-    bool frame_duration = fps > 0 && has_control(ctrls, controls::FrameDurationLimits);
-    if (frame_duration) {
-        int64_t us = (int64_t)(1e6 / fps + 0.5);
-        start.set(controls::FrameDurationLimits, {us, us});
-    }
+    c->fps = fps > 0 && has_control(ctrls, controls::FrameDurationLimits) ? fps : 0;
     c->has_crop_control = has_control(ctrls, controls::ScalerCrop);
     std::optional<Rectangle> maximum = c->camera->properties().get(properties::ScalerCropMaximum);
     if (maximum) {
@@ -410,10 +566,39 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
         c->has_crop_maximum = true;
     }
 
+    if (info) {
+        memset(info, 0, sizeof *info);
+        snprintf(info->id, sizeof info->id, "%s", c->camera->id().c_str());
+        // A std::string up to 0.5, a std::string_view from 0.6 on.
+        auto model = c->camera->properties().get(properties::Model);
+        snprintf(info->model, sizeof info->model, "%s", model ? std::string(*model).c_str() : "");
+        snprintf(info->format, sizeof info->format, "%s", sc.pixelFormat.toString().c_str());
+        info->width = c->width;
+        info->height = c->height;
+        info->fps = c->fps;
+        info->has_scaler_crop = c->has_crop_control ? 1 : 0;
+        if (maximum) info->crop_maximum = {maximum->x, maximum->y, (int32_t)maximum->width, (int32_t)maximum->height};
+        describe_controls(ctrls, info);
+    }
+    return true;
+}
+
+// Start, step by step; on failure a message in err and false (the caller closes).
+bool start_camera(kiosk_lc *c, const struct kiosk_lc_control *list, int32_t count, char *err, size_t errlen) {
+    const ControlInfoMap &ctrls = c->camera->controls();
+    ControlValues wanted;
+    if (!to_values(ctrls, list, count, &wanted, err, errlen)) return false;
+    ControlList start(ctrls);
+    if (c->fps > 0) {
+        int64_t us = (int64_t)(1e6 / c->fps + 0.5);
+        start.set(controls::FrameDurationLimits, {us, us});
+    }
+    for (const auto &v : wanted) start.set(v.first, v.second);
+
     c->camera->requestCompleted.connect(c, &kiosk_lc::requestCompleted);
     c->camera->disconnected.connect(c, &kiosk_lc::cameraDisconnected);
     c->connected = true;
-    ret = c->camera->start(&start);
+    int ret = c->camera->start(&start);
     if (ret < 0) {
         say(err, errlen, "%s: start: %s", c->camera->id().c_str(), strerror(-ret));
         return false;
@@ -421,6 +606,7 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
     c->started = true;
     c->last_progress_ns = now_ns();
     for (auto &r : c->requests) {
+        c->add_controls(r.get());
         pthread_mutex_lock(&c->mu);
         c->outstanding++;
         pthread_mutex_unlock(&c->mu);
@@ -432,20 +618,6 @@ bool open_camera(kiosk_lc *c, const char *which, int32_t width, int32_t height, 
             say(err, errlen, "%s: queueRequest: %s", c->camera->id().c_str(), strerror(-ret));
             return false;
         }
-    }
-
-    if (info) {
-        memset(info, 0, sizeof *info);
-        snprintf(info->id, sizeof info->id, "%s", c->camera->id().c_str());
-        std::optional<std::string> model = c->camera->properties().get(properties::Model);
-        snprintf(info->model, sizeof info->model, "%s", model ? model->c_str() : "");
-        snprintf(info->format, sizeof info->format, "%s", sc.pixelFormat.toString().c_str());
-        info->width = c->width;
-        info->height = c->height;
-        info->fps = frame_duration ? fps : 0;
-        info->has_scaler_crop = c->has_crop_control ? 1 : 0;
-        if (maximum) info->crop_maximum = {maximum->x, maximum->y, (int32_t)maximum->width, (int32_t)maximum->height};
-        info->has_metering = metering ? 1 : 0;
     }
     return true;
 }
@@ -539,19 +711,7 @@ KIOSK_LCP_EXPORT kiosk_lc *kiosk_lcp_open(const char *camera, int32_t width, int
         quiet_logging();
         c = new kiosk_lc();
         if (!open_camera(c, camera, width, height, fps, info, err, errlen)) {
-            if (c->started) {
-                // Started but a request could not be queued: stop() is safe while the pipeline
-                // still delivers; if not, leave it.
-                if (must_abandon(c, 0)) {
-                    abandon(c);
-                    return nullptr;
-                }
-                pthread_mutex_lock(&c->mu);
-                c->ignoring = true;
-                pthread_mutex_unlock(&c->mu);
-                c->camera->stop();
-            }
-            c->teardown();
+            c->teardown();  // never started: nothing is in the pipeline
             delete c;
             return nullptr;
         }
@@ -566,6 +726,46 @@ KIOSK_LCP_EXPORT kiosk_lc *kiosk_lcp_open(const char *camera, int32_t width, int
     // throw or assert again); the process can still exit cleanly.
     if (c) g_abandoned = true;
     return nullptr;
+}
+
+KIOSK_LCP_EXPORT int kiosk_lcp_start(kiosk_lc *c, const struct kiosk_lc_control *controls, int32_t count, char *err,
+                                     size_t errlen) {
+    if (!c) {
+        say(err, errlen, "no camera");
+        return -1;
+    }
+    if (c->started || c->connected) {
+        say(err, errlen, "the camera was started already (after a failed start only close is left)");
+        return -1;
+    }
+    try {
+        // A failure leaves the camera for close, which stops it if it got as far as started.
+        return start_camera(c, controls, count, err, errlen) ? 0 : -1;
+    } catch (const std::exception &e) {
+        say(err, errlen, "libcamera: %s", e.what());
+    } catch (...) {
+        say(err, errlen, "libcamera: an exception");
+    }
+    return -1;
+}
+
+KIOSK_LCP_EXPORT int kiosk_lcp_set_controls(kiosk_lc *c, const struct kiosk_lc_control *controls, int32_t count,
+                                            char *err, size_t errlen) {
+    if (!c) {
+        say(err, errlen, "no camera");
+        return -1;
+    }
+    try {
+        ControlValues values;
+        if (!to_values(c->camera->controls(), controls, count, &values, err, errlen)) return -1;
+        c->per_request = std::move(values);
+        return 0;
+    } catch (const std::exception &e) {
+        say(err, errlen, "libcamera: %s", e.what());
+    } catch (...) {
+        say(err, errlen, "libcamera: an exception");
+    }
+    return -1;
 }
 
 KIOSK_LCP_EXPORT int kiosk_lcp_set_crop(kiosk_lc *c, struct kiosk_lc_rect r, char *err, size_t errlen) {
@@ -599,6 +799,10 @@ KIOSK_LCP_EXPORT int kiosk_lcp_next(kiosk_lc *c, int32_t timeout_ms, struct kios
                                     size_t errlen) {
     if (!c || !frame) {
         say(err, errlen, "no camera");
+        return KIOSK_LC_ERROR;
+    }
+    if (!c->started) {
+        say(err, errlen, "the camera is not started");
         return KIOSK_LC_ERROR;
     }
     try {
@@ -684,6 +888,18 @@ KIOSK_LCP_EXPORT int kiosk_lcp_next(kiosk_lc *c, int32_t timeout_ms, struct kios
         if (std::optional<Rectangle> v = md.get(controls::ScalerCrop)) {
             frame->has_crop = 1;
             frame->crop = {v->x, v->y, (int32_t)v->width, (int32_t)v->height};
+        }
+        if (std::optional<float> v = md.get(controls::LensPosition)) {
+            frame->has_lens_position = 1;
+            frame->lens_position = *v;
+        }
+        if (std::optional<int32_t> v = md.get(controls::AfState)) {
+            frame->has_af_state = 1;
+            frame->af_state = *v;
+        }
+        if (std::optional<int32_t> v = md.get(controls::FocusFoM)) {
+            frame->has_focus_fom = 1;
+            frame->focus_fom = *v;
         }
         return KIOSK_LC_FRAME;
     } catch (const std::exception &e) {

@@ -21,13 +21,43 @@ extern "C" {
 #endif
 
 /* Bumped when a struct or a signature below changes; the loader refuses another plugin's. */
-#define KIOSK_LC_ABI 1
+#define KIOSK_LC_ABI 2
 
 /* A rectangle in sensor pixels (libcamera's Rectangle). */
 struct kiosk_lc_rect {
     int32_t x, y;
     int32_t width, height;
 };
+
+/* The kinds of control value the kiosk and the plugin exchange. */
+#define KIOSK_LC_OTHER 0       /* bool, string, size, point...: advertised, never set by the kiosk */
+#define KIOSK_LC_INT 1         /* an integer control (enums included: their int32 values) */
+#define KIOSK_LC_FLOAT 2
+#define KIOSK_LC_RECTANGLES 3  /* a Rectangle or an array of them (AfWindows) */
+
+/* A control the camera advertises (its ControlInfoMap): min, max and def as numbers for the
+ * numeric kinds (an enum as its int range); for rectangles and others the type alone. */
+struct kiosk_lc_control_offer {
+    char name[32];      /* libcamera's name, e.g. "LensPosition" */
+    int32_t type;       /* KIOSK_LC_* */
+    int32_t numeric;    /* 1: min, max (and def when has_def) below are the control's */
+    double min, max, def;
+    int32_t has_def;
+};
+
+/* One control to set, by libcamera's name: at start (kiosk_lcp_start) or with each request
+ * (kiosk_lcp_set_controls). A name the camera does not advertise, or a type that is not the
+ * control's, is an error naming it. */
+struct kiosk_lc_control {
+    char name[32];
+    int32_t type;       /* KIOSK_LC_INT, KIOSK_LC_FLOAT or KIOSK_LC_RECTANGLES */
+    int32_t i;          /* KIOSK_LC_INT */
+    float f;            /* KIOSK_LC_FLOAT */
+    int32_t count;      /* KIOSK_LC_RECTANGLES: how many of rects (1-4) */
+    struct kiosk_lc_rect rects[4];
+};
+
+#define KIOSK_LC_MAX_OFFERS 64
 
 /* What was negotiated, filled by open. */
 struct kiosk_lc_info {
@@ -40,8 +70,12 @@ struct kiosk_lc_info {
      * (properties::ScalerCropMaximum, in sensor pixels), known after configure. */
     int32_t has_scaler_crop;
     struct kiosk_lc_rect crop_maximum;
-    /* Which of the controls the kiosk uses the camera has. */
-    int32_t has_metering;  /* AeMeteringMode: set to centre-weighted at open when there */
+    /* The controls the camera advertises (Camera::controls()), by rising id: libcamera's own
+     * (Af*, Ae*, LensPosition...) before vendors' (rpi::...). Those beyond KIOSK_LC_MAX_OFFERS,
+     * or with a name of 32 bytes or more, are left out and counted in offers_left_out. */
+    int32_t offer_count;
+    int32_t offers_left_out;
+    struct kiosk_lc_control_offer offers[KIOSK_LC_MAX_OFFERS];
 };
 
 /* One completed request's frame. The luma bytes stay valid (and CPU-synced) until the next call
@@ -58,6 +92,9 @@ struct kiosk_lc_frame {
     int32_t has_gain;      double analogue_gain;  /* AnalogueGain */
     int32_t has_lux;       double lux;            /* Lux (Raspberry Pi's IPA) */
     int32_t has_crop;      struct kiosk_lc_rect crop; /* ScalerCrop the pipeline applied */
+    int32_t has_lens_position; float lens_position;   /* LensPosition, dioptres */
+    int32_t has_af_state;  int32_t af_state;          /* AfState: 0 idle, 1 scanning, 2 focused, 3 failed */
+    int32_t has_focus_fom; int32_t focus_fom;         /* FocusFoM: larger is sharper (same scene) */
 };
 
 /* Results of kiosk_lcp_next. */
@@ -84,15 +121,27 @@ const char *kiosk_lcp_version(void);
  * Returns the number of cameras, or -1 with a message in buf. */
 int kiosk_lcp_list(char *buf, size_t len);
 /* Opens a camera: "" for the first one, an id, or a decimal index into the list. Acquires it,
- * configures one viewfinder stream at about width x height with a luma or green plane, allocates
- * and queues its buffers and starts it, asking for fps where the camera takes a frame duration.
- * NULL and a message in err on failure. */
+ * configures one viewfinder stream at about width x height with a luma or green plane and
+ * allocates its buffers; info says what was negotiated and which controls the camera has. It
+ * does not start the camera (kiosk_lcp_start does, with the controls chosen from info). NULL and
+ * a message in err on failure. */
 kiosk_lc *kiosk_lcp_open(const char *camera, int32_t width, int32_t height, double fps,
                          struct kiosk_lc_info *info, char *err, size_t errlen);
+/* Starts an open camera with controls (count of them, 0 for none) in Camera::start()'s list,
+ * beside the frame duration for open's fps, and queues its requests. 0, or -1 and a message (a
+ * control the camera lacks or of another type, named; libcamera's error): then only
+ * kiosk_lcp_close. */
+int kiosk_lcp_start(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err, size_t errlen);
+/* Controls to give with every request queued from now on, replacing those of an earlier call
+ * (count 0: none). Checked as kiosk_lcp_start checks them: 0, or -1 and a message, the earlier
+ * list then kept. */
+int kiosk_lcp_set_controls(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err,
+                           size_t errlen);
 /* ScalerCrop for the requests queued from now on (x, y, width, height in sensor pixels, within
  * info.crop_maximum). 0, or -1 and a message when the camera cannot crop. */
 int kiosk_lcp_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_t errlen);
-/* Waits up to timeout_ms for the next completed request. The previous frame is given back first.
+/* Waits up to timeout_ms for the next completed request of a started camera. The previous frame
+ * is given back first.
  * KIOSK_LC_FRAME, KIOSK_LC_TIMEOUT, or KIOSK_LC_ERROR and a message in err (the request failed,
  * the camera was disconnected). */
 int kiosk_lcp_next(kiosk_lc *cam, int32_t timeout_ms, struct kiosk_lc_frame *frame, char *err, size_t errlen);
@@ -111,6 +160,9 @@ const char *kiosk_lc_version(void);
 int kiosk_lc_list(char *buf, size_t len);
 kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, double fps,
                         struct kiosk_lc_info *info, char *err, size_t errlen);
+int kiosk_lc_start(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err, size_t errlen);
+int kiosk_lc_set_controls(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err,
+                          size_t errlen);
 int kiosk_lc_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_t errlen);
 int kiosk_lc_next(kiosk_lc *cam, int32_t timeout_ms, struct kiosk_lc_frame *frame, char *err, size_t errlen);
 int kiosk_lc_close(kiosk_lc *cam, int stalled);
