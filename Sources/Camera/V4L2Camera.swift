@@ -95,6 +95,10 @@ public final class V4L2Camera: FrameSource {
     /// Frames per second to ask for; 0 or less leaves the driver's rate alone.
     public let requestedFps: Double
     public let requestedFormat: RequestedPixelFormat
+    /// Focus, exposure and the mains filter to set at open (`V4L2CameraControls`).
+    public let settings: CameraSettings
+    /// What `open` set and what the camera lacks (the `camera_controls` event).
+    public private(set) var controls: CameraControlReport?
 
     /// What was negotiated, while open. `fps` is 0 when the driver does not say.
     public private(set) var description: CameraDescription?
@@ -113,6 +117,13 @@ public final class V4L2Camera: FrameSource {
     private var gainRange: V4L2ControlRange?
     private var exposureReadNs: UInt64?
     private var lastExposure: CameraExposure?
+    /// The control settings applied at open, read back after the stream started.
+    private var appliedControls: [V4L2ControlSetting] = []
+    /// Whether the first frame's read-back of the controls is still to do.
+    private var readBackAtFirstFrame = false
+    private var hasFocusAbsolute = false
+    private var lensReadNs: UInt64?
+    private var lastLens: LensReading?
     private var streaming = false
     private var buffersRequested = false
     private var buffers: [(address: UnsafeMutableRawPointer, length: Int)] = []
@@ -128,8 +139,10 @@ public final class V4L2Camera: FrameSource {
     private var lumaBytes = 0
 
     public init(device: String, width: Int, height: Int, fps: Double,
-                format: RequestedPixelFormat = .auto, v4l2: V4L2Device = LibV4L2Device()) {
+                format: RequestedPixelFormat = .auto, settings: CameraSettings = CameraSettings(),
+                v4l2: V4L2Device = LibV4L2Device()) {
         self.devicePath = device
+        self.settings = settings
         self.requestedWidth = width
         self.requestedHeight = height
         self.requestedFps = fps
@@ -193,6 +206,7 @@ public final class V4L2Camera: FrameSource {
         gainRange = try? v4l2.queryControl(fd: fd, id: V4L2Control.gain)
         exposureReadNs = nil
         lastExposure = nil
+        applyControls(fd: fd)
 
         let granted = try v4l2.requestBuffers(fd: fd, count: Self.buffersToRequest)
         buffersRequested = true
@@ -215,6 +229,10 @@ public final class V4L2Camera: FrameSource {
         }
         try v4l2.streamOn(fd: fd)
         streaming = true
+        // Some firmware (Logitech's) resets focus at stream start: what it changed is set again,
+        // now and once more at the first frame.
+        reapplyDriftedControls(fd: fd)
+        readBackAtFirstFrame = true
 
         let description = CameraDescription(device: devicePath, format: choice.format.rawValue,
                                             width: width, height: height, fps: fps)
@@ -280,6 +298,10 @@ public final class V4L2Camera: FrameSource {
                 continue
             }
             lentIndex = buffer.index
+            if readBackAtFirstFrame {
+                readBackAtFirstFrame = false
+                reapplyDriftedControls(fd: fd)
+            }
             let capturedNs = buffer.hasMonotonicTimestamp ? buffer.timestampNs : dequeuedNs
             let base = UnsafePointer(buffers[buffer.index].address.assumingMemoryBound(to: UInt8.self))
             let frame = Frame(luma: LumaPlane(base: base, width: width, height: height,
@@ -308,6 +330,61 @@ public final class V4L2Camera: FrameSource {
         }
         lastExposure = CameraExposure(seconds: Double(value) * 100e-6, gain: gain)
         return lastExposure
+    }
+
+    /// Asks which of the planned controls the camera has, and sets the plan's settings in order,
+    /// each its own VIDIOC_S_CTRL. A refusal is reported, never fatal: the camera still reads.
+    private func applyControls(fd: Int32) {
+        var offered: [V4L2CameraControl: V4L2ControlOffer] = [:]
+        for control in V4L2CameraControl.allCases {
+            guard let range = try? v4l2.queryControl(fd: fd, id: V4L2Control.id(control)) else { continue }
+            offered[control] = V4L2ControlOffer(minimum: Int(range.minimum), maximum: Int(range.maximum),
+                                                step: Int(range.step), defaultValue: Int(range.defaultValue))
+        }
+        hasFocusAbsolute = offered[.focusAbsolute] != nil
+        lensReadNs = nil
+        lastLens = nil
+        let plan = V4L2CameraControls.plan(settings, offered: offered)
+        var report = plan.report
+        report.set = []
+        appliedControls = []
+        for setting in plan.settings {
+            do {
+                try v4l2.setControl(fd: fd, id: V4L2Control.id(setting.control), value: Int32(clamping: setting.value))
+                appliedControls.append(setting)
+                report.set.append(setting.description)
+            } catch {
+                report.refused.append("\(setting): \(error)")
+            }
+        }
+        controls = report
+    }
+
+    /// Reads the applied controls back and sets again those the camera changed.
+    private func reapplyDriftedControls(fd: Int32) {
+        guard !appliedControls.isEmpty else { return }
+        var readBack: [V4L2CameraControl: Int] = [:]
+        for setting in appliedControls {
+            if let v = try? v4l2.control(fd: fd, id: V4L2Control.id(setting.control)) { readBack[setting.control] = Int(v) }
+        }
+        for setting in V4L2CameraControls.drifted(appliedControls, readBack: readBack) {
+            do {
+                try v4l2.setControl(fd: fd, id: V4L2Control.id(setting.control), value: Int32(clamping: setting.value))
+                controls?.reapplied.append(setting.description)
+            } catch {
+                controls?.refused.append("\(setting) (again after the stream started): \(error)")
+            }
+        }
+    }
+
+    /// `focus_absolute` as the camera reports it, read at most once a second; nil without one.
+    public var lens: LensReading? {
+        guard let fd, hasFocusAbsolute else { return nil }
+        let now = monotonicNanoseconds()
+        if let read = lensReadNs, now &- read < 1_000_000_000 { return lastLens }
+        lensReadNs = now
+        lastLens = (try? v4l2.control(fd: fd, id: V4L2Control.id(.focusAbsolute))).map { LensReading(position: Double($0)) }
+        return lastLens
     }
 
     public func close() {

@@ -2,6 +2,7 @@
 import CV4L2
 import Glibc
 import Platform
+import Policy
 
 // The V4L2 calls the camera needs, one function per ioctl, as Swift values. Every failure is a
 // `CameraError` carrying errno; nothing returns -1 upward. EINTR is retried here so the camera
@@ -174,16 +175,20 @@ public protocol V4L2Device: AnyObject {
     func queryControl(fd: Int32, id: UInt32) throws -> V4L2ControlRange?
     /// VIDIOC_G_CTRL: the control's current value.
     func control(fd: Int32, id: UInt32) throws -> Int32
+    /// VIDIOC_S_CTRL.
+    func setControl(fd: Int32, id: UInt32, value: Int32) throws
 }
 
 public struct V4L2ControlRange: Equatable {
     public var minimum: Int32
     public var maximum: Int32
     public var defaultValue: Int32
-    public init(minimum: Int32, maximum: Int32, defaultValue: Int32) {
+    public var step: Int32
+    public init(minimum: Int32, maximum: Int32, defaultValue: Int32, step: Int32 = 1) {
         self.minimum = minimum
         self.maximum = maximum
         self.defaultValue = defaultValue
+        self.step = step
     }
 }
 
@@ -193,6 +198,18 @@ public enum V4L2Control {
     public static let exposureAbsolute: UInt32 = KIOSK_V4L2_CID_EXPOSURE_ABSOLUTE
     /// V4L2_CID_GAIN.
     public static let gain: UInt32 = KIOSK_V4L2_CID_GAIN
+
+    /// The kernel's id of each control `V4L2CameraControls` plans with.
+    public static func id(_ control: V4L2CameraControl) -> UInt32 {
+        switch control {
+        case .focusAuto: return KIOSK_V4L2_CID_FOCUS_AUTO
+        case .focusAbsolute: return KIOSK_V4L2_CID_FOCUS_ABSOLUTE
+        case .autoFocusRange: return KIOSK_V4L2_CID_AUTO_FOCUS_RANGE
+        case .exposureAutoPriority: return KIOSK_V4L2_CID_EXPOSURE_AUTO_PRIORITY
+        case .backlightCompensation: return KIOSK_V4L2_CID_BACKLIGHT_COMPENSATION
+        case .powerLineFrequency: return KIOSK_V4L2_CID_POWER_LINE_FREQUENCY
+        }
+    }
 }
 
 /// Runs a C call until it does not fail with EINTR (a signal arrived; the call did nothing).
@@ -371,7 +388,15 @@ public final class LibV4L2Device: V4L2Device {
             return nil
         }
         if query.flags & UInt32(V4L2_CTRL_FLAG_DISABLED) != 0 { return nil }
-        return V4L2ControlRange(minimum: query.minimum, maximum: query.maximum, defaultValue: query.default_value)
+        return V4L2ControlRange(minimum: query.minimum, maximum: query.maximum, defaultValue: query.default_value,
+                                step: Int32(clamping: query.step))
+    }
+
+    public func setControl(fd: Int32, id: UInt32, value: Int32) throws {
+        var control = v4l2_control()
+        control.id = id
+        control.value = value
+        try ioctl(fd, KIOSK_VIDIOC_S_CTRL, "VIDIOC_S_CTRL", &control)
     }
 
     public func control(fd: Int32, id: UInt32) throws -> Int32 {

@@ -344,7 +344,7 @@ public enum KioskCommand {
             return ReplaySource(directory: folder, fps: config.fps)
         case .device(let path):
             return V4L2Camera(device: path, width: config.width, height: config.height, fps: config.fps,
-                              format: config.format)
+                              format: config.format, settings: config.cameraSettings)
         case .libcamera(let id):
             return LibcameraCamera(camera: id, width: config.width, height: config.height, fps: config.fps,
                                    zoomROI: config.zoom ? config.mount.sensorRegion(fromUpright: config.uprightROI) : nil)
@@ -453,7 +453,8 @@ struct OutputLines {
             }
         }
         door = DoorReader(configuration: config, lines: lines, logger: logger, clock: clock, failures: failures)
-        torch = torchOutput.map { Torch(policy: policy, output: $0, logger: logger, failures: failures) }
+        torch = torchOutput.map { Torch(policy: policy, output: $0, logger: logger, failures: failures,
+                                        screenLook: ScreenLook(settings: .init(afterMs: config.torchScreenMs))) }
         if !inputs.isEmpty {
             // The kernel debounced (libgpiod v2 with a period): the monitor takes the edges as they come.
             let kernelDebounced = inputs.values.allSatisfy { $0.line.kernelDebounced }

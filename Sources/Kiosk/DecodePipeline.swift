@@ -108,6 +108,9 @@ public final class DecodePipeline {
     /// The gate starts afresh (a camera reopened: its first frame is decoded).
     public func resetGate() { gate.reset() }
 
+    /// The last frame's ROI had edges enough to hold a code: something is held up.
+    public var somethingHeld: Bool { gate.lastEdges >= gate.settings.minEdges }
+
     /// Stops the worker thread (it starts again on the next decode).
     public func shutDown() { worker.shutDown() }
 

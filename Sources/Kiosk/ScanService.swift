@@ -233,6 +233,7 @@ public final class ScanService {
                 let camera = try source.open()
                 self.camera = camera
                 logger.log(.info, "camera_open", fields: cameraFields(camera) + [("ms", .ms(Double(clock.now() - started) / 1e6))])
+                logControls()
                 lastFrameNs = clock.now()
                 return true
             } catch {
@@ -275,6 +276,8 @@ public final class ScanService {
                 fleetSeesTorch()
                 fleet?.camera(ok: true)
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
+                controlsLogged = nil
+                logControls()
                 lastFrameNs = clock.now()
                 return true
             } catch let error as CameraError where error.needsRestart {
@@ -284,6 +287,22 @@ public final class ScanService {
                 logger.debug("camera_reopen_failed", ["attempt": .int(attempt), "error": .text(String(describing: error))])
             }
         }
+    }
+
+    /// The controls report last logged: told again only when it changed (a V4L2 camera's read-back
+    /// at its first frame may add what it had to set again).
+    private var controlsLogged: CameraControlReport?
+
+    /// The `camera_controls` event: what was set of focus and exposure, what the camera lacks.
+    private func logControls() {
+        guard let report = source.controls, report != controlsLogged else { return }
+        controlsLogged = report
+        var fields: [(String, LogValue)] = [("set", .text(report.set.joined(separator: ","))),
+                                            ("missing", .text(report.missing.joined(separator: ",")))]
+        if !report.reapplied.isEmpty { fields.append(("reapplied", .text(report.reapplied.joined(separator: ",")))) }
+        if !report.refused.isEmpty { fields.append(("refused", .text(report.refused.joined(separator: "; ")))) }
+        if report.fixedFocus { fields.append(("focus", "fixed: no lens motor or focus control (turn the lens by hand; kiosk aim shows the sharpness)")) }
+        logger.log(report.refused.isEmpty ? .info : .warning, "camera_controls", fields: fields)
     }
 
     private func cameraFields(_ camera: CameraDescription) -> [(String, LogValue)] {
@@ -302,13 +321,17 @@ public final class ScanService {
         fleetSeesTorch()
         let roi = sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view)
         if frames == 1 {
+            logControls()
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
             notifier?.notify("READY=1\nSTATUS=\(statusLine)")
         }
         var news = false
+        var read = false
         decoding.decode(frame, roi: roi) { symbols, decodedFrame in
+            read = read || !symbols.isEmpty
             news = admit(symbols, decodedFrame) || news
         }
+        torch?.observeReading(held: decoding.somethingHeld, read: read, at: frame.timestampNs)
         if let notifier {
             // Alive only while frames flow: a stalled camera lets the watchdog fire.
             let now = clock.now()

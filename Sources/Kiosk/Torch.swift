@@ -11,19 +11,49 @@ public final class Torch {
     /// Told of every switch (the demo's simulated scene lights up with it).
     public var onSwitch: (Bool) -> Void = { _ in }
     public private(set) var changes = 0
+    /// Looks at phone screens with the torch off (`KIOSK_TORCH_SCREEN_MS`); nil: never.
+    public private(set) var screenLook: ScreenLook?
 
-    public init(policy: TorchPolicy, output: SwitchedOutput?, logger: Logger, failures: GPIOWriteFailures? = nil) {
+    public init(policy: TorchPolicy, output: SwitchedOutput?, logger: Logger, failures: GPIOWriteFailures? = nil,
+                screenLook: ScreenLook? = nil) {
         self.policy = policy
         self.output = output
         self.logger = logger
         self.failures = failures
+        self.screenLook = screenLook.flatMap { $0.settings.afterNs > 0 ? $0 : nil }
     }
 
+    /// Whether the torch is wanted on (its policy's state; a screen look turns it off for a moment
+    /// without changing this).
     public var isOn: Bool { policy.isOn }
+    /// Whether the torch's line is lit now.
+    public var isLit: Bool { policy.isOn && !(screenLook?.looking ?? false) }
 
     public func start(at t: UInt64) { apply(policy.start(at: t)) }
 
-    public func observe(brightness: Double, at t: UInt64) { apply(policy.observe(brightness: brightness, at: t)) }
+    /// A frame's brightness. Not learned from during a screen look and its settle time: those
+    /// frames are the room without the torch the policy believes on.
+    public func observe(brightness: Double, at t: UInt64) {
+        if let screenLook, screenLook.quiet(at: t) { return }
+        apply(policy.observe(brightness: brightness, at: t))
+    }
+
+    /// A frame's reading: whether something is held in the ROI and whether a code was read.
+    public func observeReading(held: Bool, read: Bool, at t: UInt64) {
+        guard screenLook != nil, let change = screenLook!.observe(at: t, torchWanted: policy.isOn, held: held, read: read) else { return }
+        let lit: Bool
+        switch change {
+        case .off: lit = false
+        case .on: lit = true
+        }
+        changes += 1
+        do { try output?.set(active: lit) } catch { failures?.report(error) }
+        var fields: [(String, LogValue)] = [("state", .text(lit ? "on" : "off")), ("brightness", .number(policy.ambient ?? 0, digits: 1)),
+                                            ("reason", "screen")]
+        if case .on(let read) = change { fields.append(("read", .bool(read))) }
+        logger.log(.info, "torch", fields: fields)
+        onSwitch(lit)
+    }
 
     public func forceOff(at t: UInt64, reason: String) { apply(policy.forceOff(at: t, reason: reason)) }
 

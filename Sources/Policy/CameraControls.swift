@@ -95,6 +95,8 @@ public struct CameraControlReport: Equatable, Sendable {
     public var fixedFocus: Bool
     /// Settings the camera refused (name and why), applied no further.
     public var refused: [String]
+    /// Settings the camera changed after the stream started, set again.
+    public var reapplied: [String] = []
 
     public init(set: [String], missing: [String], fixedFocus: Bool, refused: [String] = []) {
         self.set = set

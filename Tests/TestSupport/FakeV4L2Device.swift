@@ -245,6 +245,7 @@ public final class FakeV4L2Device: V4L2Device {
         try enter(.streamOn)
         guard allocatedBuffers > 0 else { throw misuse("STREAMON without buffers") }
         streaming = true
+        onStreamOn(self)
     }
 
     public func streamOff(fd: Int32) throws {
@@ -265,6 +266,22 @@ public final class FakeV4L2Device: V4L2Device {
         try checkFd(fd, .poll)
         guard let c = controls[id] else { throw CameraError("fake VIDIOC_G_CTRL", errno: EINVAL) }
         return c.value
+    }
+
+    /// Every VIDIOC_S_CTRL, in order: (id, value).
+    public private(set) var controlsSet: [(id: UInt32, value: Int32)] = []
+    /// Refuses a VIDIOC_S_CTRL (errno) when it returns one: a camera's own rules.
+    public var refuseControl: (_ id: UInt32, _ value: Int32, _ controls: [UInt32: (range: V4L2ControlRange, value: Int32)]) -> Int32? = { _, _, _ in nil }
+    /// Called at VIDIOC_STREAMON: firmware that resets controls at stream start.
+    public var onStreamOn: (FakeV4L2Device) -> Void = { _ in }
+
+    public func setControl(fd: Int32, id: UInt32, value: Int32) throws {
+        try checkFd(fd, .poll)
+        guard let c = controls[id] else { throw CameraError("fake VIDIOC_S_CTRL", errno: EINVAL) }
+        if let errno = refuseControl(id, value, controls) { throw CameraError("fake VIDIOC_S_CTRL", errno: errno) }
+        guard value >= c.range.minimum && value <= c.range.maximum else { throw CameraError("fake VIDIOC_S_CTRL", errno: ERANGE) }
+        controlsSet.append((id, value))
+        controls[id]!.value = value
     }
 
     public func poll(fd: Int32, timeoutMs: Int) throws -> Bool {

@@ -31,6 +31,14 @@ uint32_t kiosk_v4l2_fourcc(unsigned char a, unsigned char b, unsigned char c, un
  * from macros Swift does not import). */
 extern const uint32_t KIOSK_V4L2_CID_EXPOSURE_ABSOLUTE;
 extern const uint32_t KIOSK_V4L2_CID_GAIN;
+/* The focus and exposure controls the kiosk sets (KIOSK_FOCUS, KIOSK_EXPOSURE, KIOSK_MAINS_HZ),
+ * by id: newer kernels renamed some of them. */
+extern const uint32_t KIOSK_V4L2_CID_FOCUS_AUTO;
+extern const uint32_t KIOSK_V4L2_CID_FOCUS_ABSOLUTE;
+extern const uint32_t KIOSK_V4L2_CID_AUTO_FOCUS_RANGE;
+extern const uint32_t KIOSK_V4L2_CID_EXPOSURE_AUTO_PRIORITY;
+extern const uint32_t KIOSK_V4L2_CID_BACKLIGHT_COMPENSATION;
+extern const uint32_t KIOSK_V4L2_CID_POWER_LINE_FREQUENCY;
 
 /* The request codes, as plain constants. */
 extern const unsigned long KIOSK_VIDIOC_QUERYCAP;
@@ -49,5 +57,6 @@ extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMESIZES;
 extern const unsigned long KIOSK_VIDIOC_ENUM_FRAMEINTERVALS;
 extern const unsigned long KIOSK_VIDIOC_QUERYCTRL;
 extern const unsigned long KIOSK_VIDIOC_G_CTRL;
+extern const unsigned long KIOSK_VIDIOC_S_CTRL;
 
 #endif
