@@ -96,6 +96,10 @@ def main():
     # libcamera 0.4 (trixie, the arm64 tier) streams vimc's capture at 640x480.
     frames.append(("qr-BGR888-640x480", "BGR888", 640, 480, draw(640, 480, rows, False, "centre"), "QR-Code", "KIOSK-VM-LC-0001"))
     frames.append(("dark-BGR888-636x480", "BGR888", 636, 480, bytearray([DARK]) * (636 * 480), "-", "-"))
+    # The UVC gadget's scene (group uvc): 640x480 luma, which uvc-gadget blurs as its lens and
+    # streams as YUYV.
+    rows = modules(58, "KIOSK-VM-UVC-0001")
+    frames.append(("uvc-GREY-640x480", "GREY", 640, 480, draw(640, 480, rows, False, "centre"), "QR-Code", "KIOSK-VM-UVC-0001"))
     for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
         frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:

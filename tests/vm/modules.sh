@@ -8,6 +8,8 @@
 # The linux-source files each module needs (paths inside the source tree).
 OOT_GPIO_SIM_FILES="drivers/gpio/gpio-sim.c drivers/gpio/gpiolib.h kernel/irq/irq_sim.c"
 OOT_VIMC_FILES="drivers/media/test-drivers/vimc"
+OOT_UVC_SRC="f_uvc.c f_uvc.h u_uvc.h uvc.h uvc_configfs.c uvc_configfs.h uvc_queue.c uvc_queue.h uvc_v4l2.c uvc_v4l2.h uvc_video.c uvc_video.h"
+OOT_UVC_FILES=$(for f in $OOT_UVC_SRC; do printf 'drivers/usb/gadget/function/%s ' "$f"; done)
 
 # oot_unpack_source KSRC_PKG DEST FILE...: the tar.xz of linux-source (on stdin) unpacked into
 # DEST, only FILE... (as listed above).
@@ -52,4 +54,20 @@ oot_build_vimc() {
   sed 's/\$(CONFIG_VIDEO_VIMC)/m/' "$src/Makefile" >"$src/Kbuild"
   make -s -C "$kdir" M="$src" "$@" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "vimc did not build"; }
   "$strip" --strip-debug -o "$out/vimc.ko" "$src/vimc.ko"
+}
+
+# oot_build_uvc KS KDIR PATCH OUTDIR STRIP [MAKEARGS...]: usb_f_uvc.ko, the UVC gadget function,
+# with tests/vm/uvc-gadget.patch (Debian builds it, but 6.1's cannot be the webcam the uvc group
+# needs: its bmControls are read-only in configfs, fixed at one camera terminal and one processing
+# unit control, and it streams only isochronous, which dummy_hcd fails) into OUTDIR; the build in
+# OUTDIR/uvc.
+oot_build_uvc() {
+  local ks=$1 kdir=$2 patch=$3 out=$4 strip=$5; shift 5
+  local src=$out/uvc f
+  rm -rf "$src" && mkdir -p "$src"
+  for f in $OOT_UVC_SRC; do cp "$ks/drivers/usb/gadget/function/$f" "$src/"; done
+  patch -s -d "$src" -p1 <"$patch" || die "uvc-gadget.patch did not apply"
+  printf 'obj-m := usb_f_uvc.o\nusb_f_uvc-y := f_uvc.o uvc_queue.o uvc_v4l2.o uvc_video.o uvc_configfs.o\n' >"$src/Kbuild"
+  make -s -C "$kdir" M="$src" "$@" modules >"$src/build.log" 2>&1 || { cat "$src/build.log"; die "usb_f_uvc did not build"; }
+  "$strip" --strip-debug -o "$out/usb_f_uvc.ko" "$src/usb_f_uvc.ko"
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
-# GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
+# GPIO, vimc for libcamera, uvcvideo on the UVC gadget over dummy_hcd for a webcam's controls) in a
+# QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
 #
 #   tests/vm/run.sh [--require] [--gpiod2]
 #
@@ -93,10 +94,13 @@ MODDIR=$K/kroot/lib/modules/$KVER
 # the .deb and the sources are deleted once both are built.
 VIMC_STAMP=$(sha256sum "$HERE/vimc-inject.patch" | cut -c1-16)   # a new patch rebuilds vimc
 vimc_built() { [ "$(cat "$K/vimc.done" 2>/dev/null)" = "$VIMC_STAMP" ]; }
+UVC_STAMP=$(sha256sum "$HERE/uvc-gadget.patch" | cut -c1-16)     # and a new one usb_f_uvc
+uvc_built() { [ "$(cat "$K/uvc.done" 2>/dev/null)" = "$UVC_STAMP" ]; }
 KS=$K/linux-source
 ksrc=""
 [ -e "$K/gpio-sim.done" ] || ksrc=$OOT_GPIO_SIM_FILES
 vimc_built || ksrc="$ksrc $OOT_VIMC_FILES"
+uvc_built || ksrc="$ksrc $OOT_UVC_FILES"
 if [ -n "$ksrc" ]; then
   dpkg-deb --fsys-tarfile "$(fetch "$KSRC_PKG=$KPKGVER")" | tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
     oot_unpack_source "$KSRC_PKG" "$KS" $ksrc
@@ -119,6 +123,14 @@ if ! vimc_built; then
   depmod -b "$K/kroot" "$KVER"
   echo "$VIMC_STAMP" >"$K/vimc.done"
   stamp "vimc built"
+fi
+# --- usb_f_uvc, out of tree, with uvc-gadget.patch: the UVC gadget the uvc group's webcam is ------
+if ! uvc_built; then
+  oot_build_uvc "$KS" "$KDIR" "$HERE/uvc-gadget.patch" "$K" strip
+  mkdir -p "$MODDIR/updates" && cp "$K/usb_f_uvc.ko" "$MODDIR/updates/usb_f_uvc.ko"
+  depmod -b "$K/kroot" "$KVER"
+  echo "$UVC_STAMP" >"$K/uvc.done"
+  stamp "usb_f_uvc built"
 fi
 if [ -n "$ksrc" ]; then
   rm -rf "$KS" "$CACHE/debs/${KSRC_PKG}_"*.deb   # the few files were all they were for
@@ -203,6 +215,7 @@ mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,lib/modules/"$KVER"/deps
 cp /bin/busybox "$ROOT/bin/busybox"
 ln -s busybox "$ROOT/bin/sh"
 gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
+gcc -O2 -static -Wall -o "$ROOT/bin/uvc-gadget" "$HERE/uvc-gadget.c"
 strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
 tools="/usr/bin/v4l2-ctl /usr/bin/gpioset /usr/bin/gpioget /usr/bin/gpioinfo /usr/bin/gpiodetect"
 plugins=$(cd "$SYSROOT/" && ls usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null | sed 's|^|/|' || true)
@@ -231,7 +244,7 @@ for f in $(needed 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ 
   [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$SYSROOT$f" "$ROOT$f"; }
 done
 # Modules: each one's insmod order (dependencies first), for the guest's `load`.
-for m in vivid gpio-sim v4l2loopback vimc; do
+for m in vivid gpio-sim v4l2loopback vimc dummy_hcd usb_f_uvc uvcvideo; do
   modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
   while read -r ko; do
     rel=${ko#"$MODDIR"/}

@@ -6,6 +6,13 @@
  *   vmtool exit N                  write N to QEMU's isa-debug-exit port 0xf4 (QEMU exits 2N+1)
  *   vmtool bounce FILE A B US      write A to FILE, then B about US microseconds later (a contact
  *                                  bouncing, through gpio-sim's `pull`); print the gap in us
+ *   vmtool yuyv2pgm IN W H OUT     the last whole WxH YUYV frame of IN (frames back to back, as
+ *                                  v4l2-ctl --stream-to writes them) as a PGM of its luma, for
+ *                                  kiosk decode; prints the number of whole frames in IN
+ *   vmtool ctrl DEV ID [VALUE]     VIDIOC_G_CTRL (print the value) or VIDIOC_S_CTRL of control ID
+ *                                  (decimal or 0x...) on DEV: one control per call, as the kiosk
+ *                                  sets them (v4l2-ctl -c uses VIDIOC_S_EXT_CTRLS, which uvcvideo
+ *                                  checks itself); on failure "errno N: message", exit 1
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +20,10 @@
 #include <time.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <errno.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
+#include <linux/videodev2.h>
 
 static double now_ms(void) {
     struct timespec ts;
@@ -68,6 +78,36 @@ int main(int argc, char **argv) {
         close(fd);
         return 0;
     }
-    fprintf(stderr, "usage: vmtool ms | sample FILE MS | exit N | bounce FILE A B US\n");
+    if (argc == 6 && !strcmp(argv[1], "yuyv2pgm")) {
+        long w = atol(argv[3]), h = atol(argv[4]), size = w * h * 2;
+        FILE *in = fopen(argv[2], "rb");
+        if (!in || size <= 0) { perror(argv[2]); return 1; }
+        fseek(in, 0, SEEK_END);
+        long n = ftell(in) / size;
+        if (n == 0) { printf("0\n"); return 1; }
+        unsigned char *f = malloc(size);
+        fseek(in, (n - 1) * size, SEEK_SET);
+        if (fread(f, 1, size, in) != (size_t)size) { perror("read"); return 1; }
+        FILE *out = fopen(argv[5], "wb");
+        if (!out) { perror(argv[5]); return 1; }
+        fprintf(out, "P5\n%ld %ld\n255\n", w, h);
+        for (long i = 0; i < w * h; i++) fputc(f[2 * i], out);
+        fclose(out);
+        printf("%ld\n", n);
+        return 0;
+    }
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "ctrl")) {
+        int fd = open(argv[2], O_RDWR);
+        if (fd < 0) { perror(argv[2]); return 1; }
+        struct v4l2_control c = {.id = strtoul(argv[3], NULL, 0)};
+        if (argc == 5) c.value = atoi(argv[4]);
+        if (ioctl(fd, argc == 5 ? VIDIOC_S_CTRL : VIDIOC_G_CTRL, &c) < 0) {
+            printf("errno %d: %s\n", errno, strerror(errno));
+            return 1;
+        }
+        if (argc == 4) printf("%d\n", c.value);
+        return 0;
+    }
+    fprintf(stderr, "usage: vmtool ms | sample FILE MS | exit N | bounce FILE A B US | yuyv2pgm IN W H OUT | ctrl DEV ID [VALUE]\n");
     return 64;
 }
