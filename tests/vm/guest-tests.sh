@@ -449,7 +449,7 @@ torch_case() {
   spid=$!
   sleep 0.1
   kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_TORCH_LINE=$TORCH KIOSK_TORCH_ACTIVE_LOW="$1" \
-    KIOSK_TORCH="${VM_TORCH_MODE:-auto}" KIOSK_TORCH_HOLD_MS=$HOLD_MS
+    KIOSK_TORCH="${VM_TORCH_MODE:-auto}" KIOSK_TORCH_HOLD_MS=$HOLD_MS KIOSK_TORCH_SCREEN_MS=0
   wait_log 'event=ready ' 20 || { fail "$label: never ready"; show "$LOG"; kiosk_stop; kill $spid; wait $spid; return; }
   limit=$((HOLD_MS + CONFIRM_MS + SETTLE_MS + SLACK_MS))
   was_on=0
