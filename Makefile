@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # kiosk: the two commands a newcomer needs are `make demo` and `make test`; each installs what it
-# needs from Debian's archive first (`make deps`, which skips what is already there).
+# needs from Debian's archive first (`make deps`, which skips what is already there). The build
+# (`make release`, `make deb`, deploy/install.sh) needs Debian's packages only; the Python peers from
+# PyPI are installed by the targets that test (`make peers`; see docs/development.md).
 
 SWIFT ?= swift
 SHELL := /bin/bash
@@ -17,7 +19,7 @@ CODENAME ?= $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
 PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzxing-dev libzint-dev
 # Debian 13 has its own Swift (swiftlang, 6.0.3); the static link of the release binary needs a
 # libstdc++ to link against, which swiftlang does not pull in. Debian 12 has no Swift package:
-# there the toolchain comes from swift.org (README, "Build it").
+# there the toolchain comes from swift.org (docs/installing.md, "Build on the Pi").
 PACKAGES_trixie := swiftlang libstdc++-14-dev
 PACKAGES += $(PACKAGES_$(CODENAME))
 # The building's broker (issue 17), the same names on bookworm (2.0.11) and trixie (2.0.21):
@@ -35,13 +37,15 @@ PACKAGES += libssl-dev
 # zlib's headers for the credentials' capped inflate (Sources/CZlib, issue 21); libpng-dev pulls
 # it in already, named here because the kiosk links libz itself
 PACKAGES += zlib1g-dev
-# python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
+# python3-venv: the tests' independent peers from PyPI live in a virtual environment (below; a
+# Debian package: installed with the others, used only by `make peers`)
 PACKAGES += python3-venv
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
-# `make deps` puts them in .cache/peers (ignored); the tests find its python through
-# KIOSK_PEERS_PYTHON, which `make test` sets.
+# `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
+# test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
+# proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
 PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
@@ -60,12 +64,12 @@ all: build
 # Installs what is missing of a package list, and nothing else (idempotent).
 install_missing = tests/host-packages.sh "make $@" $(1)
 
+# Debian's packages only: never PyPI (the peers are `make peers`).
 deps:
 	@$(call install_missing,$(PACKAGES))
-	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (README, Build it)"; exit 1; }
-	@$(MAKE) -s peers
+	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (docs/installing.md, Build on the Pi)"; exit 1; }
 
-# The Python peers, installed once per pin list (a stamp file names it).
+# The Python peers, installed once per pin list (a stamp file names it): the tests' only use of PyPI.
 peers:
 	@stamp=$(PEERS_DIR)/.pins; \
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS)" ]; then \
@@ -142,7 +146,7 @@ hot-functions: release
 	tests/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
-test-examples:
+test-examples: peers
 	tests/examples/run.sh
 
 # build/kiosk_<version>_<arch>.deb for this machine. `make deb ARCH=arm64` on an amd64 machine:
@@ -168,7 +172,7 @@ demo: release
 # these classes in the second (the end-to-end ones, which mostly wait on the kiosk in real time, and
 # the benchmarks' checks), the rest in the first: the two take about as long on bookworm and trixie.
 TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests
-test: release test-core test-examples
+test: release peers test-core test-examples
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk tests/xctest/shards.sh --logs .build/xctest \
 	  $(foreach c,$(TEST_SECOND),--second $(c)) -- $$($(SWIFT) build --show-bin-path)/kioskPackageTests.xctest
@@ -187,7 +191,7 @@ test-core:
 # Leak reports are off: at exit the Swift runtime and Foundation leave blocks LeakSanitizer
 # counts (a pending beep's weak reference, XCTest's own); leaks are checked by the tests that
 # count descriptors and mappings, and by the soak.
-test-sanitizers: deps
+test-sanitizers: deps peers
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
@@ -229,7 +233,7 @@ test-trixie:
 # The arm64 tier: the .deb of `make deb ARCH=arm64`, its binary run under qemu-user (Cortex-A72)
 # on the sysroot's libraries: --version, check, the photo corpus decoded exactly as the amd64 build
 # decodes it, the demo, and the XCTest suite cross-built for arm64 (tests/arm64/run.sh).
-test-arm64: deploy-deps
+test-arm64: deploy-deps peers
 	tests/arm64/run.sh
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
