@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
-# GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in README.md.
+# GPIO) in a QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in docs/development.md.
 #
 #   tests/vm/run.sh [--require] [--gpiod2]
 #
