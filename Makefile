@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # kiosk: the two commands a newcomer needs are `make demo` and `make test`; each installs what it
-# needs from Debian's archive first (`make deps`, which skips what is already there).
+# needs from Debian's archive first (`make deps`, which skips what is already there). The build
+# (`make release`, `make deb`, deploy/install.sh) needs Debian's packages only; the Python peers from
+# PyPI are installed by the targets that test (`make peers`; see docs/development.md).
 
 SWIFT ?= swift
 SHELL := /bin/bash
@@ -17,7 +19,7 @@ CODENAME ?= $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
 PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsystemd-dev libqrencode-dev libzxing-dev libzint-dev
 # Debian 13 has its own Swift (swiftlang, 6.0.3); the static link of the release binary needs a
 # libstdc++ to link against, which swiftlang does not pull in. Debian 12 has no Swift package:
-# there the toolchain comes from swift.org (README, "Build it").
+# there the toolchain comes from swift.org (docs/installing.md, "Build on the Pi").
 PACKAGES_trixie := swiftlang libstdc++-14-dev
 PACKAGES += $(PACKAGES_$(CODENAME))
 # The building's broker (issue 17), the same names on bookworm (2.0.11) and trixie (2.0.21):
@@ -35,15 +37,17 @@ PACKAGES += libssl-dev
 # zlib's headers for the credentials' capped inflate (Sources/CZlib, issue 21); libpng-dev pulls
 # it in already, named here because the kiosk links libz itself
 PACKAGES += zlib1g-dev
-# python3-venv: the tests' independent peers from PyPI live in a virtual environment (below)
+# python3-venv: the tests' independent peers from PyPI live in a virtual environment (below; a
+# Debian package: installed with the others, used only by `make peers`)
 PACKAGES += python3-venv
 # kiosk aim's live view is tested in a terminal (AimTests).
 PACKAGES += tmux
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
-# `make deps` puts them in .cache/peers (ignored); the tests find its python through
-# KIOSK_PEERS_PYTHON, which `make test` sets.
+# `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
+# test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
+# proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
 PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
@@ -55,19 +59,19 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
 # Installs what is missing of a package list, and nothing else (idempotent).
 install_missing = tests/host-packages.sh "make $@" $(1)
 
+# Debian's packages only: never PyPI (the peers are `make peers`).
 deps:
 	@$(call install_missing,$(PACKAGES))
-	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (README, Build it)"; exit 1; }
-	@$(MAKE) -s peers
+	@command -v $(SWIFT) >/dev/null || { echo "make deps: no Swift toolchain: on Debian 12 install one from swift.org (docs/installing.md, Build on the Pi)"; exit 1; }
 
-# The Python peers, installed once per pin list (a stamp file names it).
+# The Python peers, installed once per pin list (a stamp file names it): the tests' only use of PyPI.
 peers:
 	@stamp=$(PEERS_DIR)/.pins; \
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS)" ]; then \
@@ -91,43 +95,44 @@ RELEASE := -c release --static-swift-stdlib
 release: deps
 	$(SWIFT) build $(RELEASE)
 
-# The kiosk's frame loop against zbar on every full frame, on generated workloads (README,
+# The kiosk's frame loop against zbar on every full frame, on generated workloads (docs/development.md,
 # Performance). BENCH_ARGS=--json for machine-readable output.
 bench: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev bench $(BENCH_ARGS)
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev sharpness
 
-# What KIOSK_ZOOM=1 buys (README, Performance): the smallest QR code read with and without the
+# What KIOSK_ZOOM=1 buys (docs/development.md, Performance): the smallest QR code read with and without the
 # sensor crop, on a simulated 2028x1520 sensor scaled to 640x480.
 bench-zoom: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev zoom $(BENCH_ARGS)
 
-# The Wiegand sender's pulse width and bit interval on this machine's clock (README, "Use it as
+# The Wiegand sender's pulse width and bit interval on this machine's clock (docs/door.md, "Use it as
 # a door reader"): release build, as on the door.
 bench-wiegand: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev wiegand-jitter $(BENCH_ARGS)
 
-# The OSDP link's reply time to POLL (issue 22; README, "Speak OSDP"): release build, as on the door.
+# The OSDP link's reply time to POLL (issue 22; docs/development.md, "Performance of the OSDP reader"): release build, as on the door.
 bench-osdp: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev osdp-reply $(BENCH_ARGS)
 
 # One credential's verification (ES256, Ed25519) and an idle frame with credentials mode on and
-# off (README, "Signed and rotating credentials"): release build, as on the door.
+# off (docs/development.md, "What a credential's check costs"): release build, as on the door.
 bench-credentials: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
 
-# The idle kiosk's memory (README, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
+# The idle kiosk's memory (docs/development.md, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
 # empty replay, then with KIOSK_MQTT_URL at a loopback broker (tests/memory/idle-rss.sh).
 bench-memory: release
 	@$(call install_missing,time)
 	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The functions the release kiosk is linked with first (Sources/KioskMain/hot-functions.order; issue
-# 23, README Size): callgrind's record of an idle run and a decode (tests/memory/hot-functions.sh).
+# 23, docs/development.md Size): callgrind's record of an idle run and a decode (tests/memory/hot-functions.sh).
 # Run it when start-up or the frame loop calls other code (make test-deploy says when the list is
 # stale). Then, when there is a trixie root (make test-trixie), the names trixie's Swift 6.0.3 adds
 # (it builds the arm64 kiosk too): HOT_ADD=--add. SwiftPM does not know the list as an input: the
@@ -144,7 +149,7 @@ hot-functions: release
 	tests/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
 
 # The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
-test-examples:
+test-examples: peers
 	tests/examples/run.sh
 
 # build/kiosk_<version>_<arch>.deb for this machine. `make deb ARCH=arm64` on an amd64 machine:
@@ -170,10 +175,25 @@ demo: release
 # these classes in the second (the end-to-end ones, which mostly wait on the kiosk in real time, and
 # the benchmarks' checks), the rest in the first: the two take about as long on bookworm and trixie.
 TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests
-test: release test-core test-examples
+test: release peers test-core test-examples test-docs
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk tests/xctest/shards.sh --logs .build/xctest \
 	  $(foreach c,$(TEST_SECOND),--second $(c)) -- $$($(SWIFT) build --show-bin-path)/kioskPackageTests.xctest
+
+# The manual's variables: docs/reference.md's table and the manual page kiosk.conf(5), made from the
+# kiosk's own table (`kiosk-dev variables`: Configuration.table) and the meanings in
+# docs/man/variables.txt (tests/docs/variables.py). Run it after adding or changing a variable.
+KIOSK_DEV_DEBUG = $$($(SWIFT) build --show-bin-path)/kiosk-dev
+docs: deps
+	$(SWIFT) build --product kiosk-dev
+	$(KIOSK_DEV_DEBUG) variables | tests/docs/variables.py write --table -
+
+# The manual's checks (tests/docs/run.sh, seconds once kiosk-dev is built): the variables agree in
+# the code, docs/man/variables.txt, docs/reference.md, kiosk.conf(5) and ../shared/docs/interface.md,
+# and the manual pages render without a warning (groff -ww, man -l at 80 columns).
+test-docs: deps
+	$(SWIFT) build --product kiosk-dev
+	tests/docs/run.sh --kiosk-dev $(KIOSK_DEV_DEBUG)
 
 # The core (Sources/Policy: geometry, brightness, the torch, repeat and gate policies, back-off,
 # configuration, log text) alone, as a package of its own (Tests/CoreAlone): its tests link no C
@@ -189,7 +209,7 @@ test-core:
 # Leak reports are off: at exit the Swift runtime and Foundation leave blocks LeakSanitizer
 # counts (a pending beep's weak reference, XCTest's own); leaks are checked by the tests that
 # count descriptors and mappings, and by the soak.
-test-sanitizers: deps
+test-sanitizers: deps peers
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build/asan
 	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build/asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build/tsan
@@ -231,7 +251,7 @@ test-trixie:
 # The arm64 tier: the .deb of `make deb ARCH=arm64`, its binary run under qemu-user (Cortex-A72)
 # on the sysroot's libraries: --version, check, the photo corpus decoded exactly as the amd64 build
 # decodes it, the demo, and the XCTest suite cross-built for arm64 (tests/arm64/run.sh).
-test-arm64: deploy-deps
+test-arm64: deploy-deps peers
 	tests/arm64/run.sh
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
@@ -243,18 +263,18 @@ test-vm: deps
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
 # run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
 # against vivid, gpio-sim, vimc and a Mosquitto in the guest (tests/vm-arm64/run.sh; cached in
-# .cache/vm-arm64; README "The arm64 package on an emulated Pi").
+# .cache/vm-arm64; docs/development.md "The arm64 package on an emulated Pi").
 test-vm-arm64: deploy-deps
 	tests/vm-arm64/run.sh
 
 # What a frame costs on an arm64 CPU, counted: instructions per frame of the kiosk, of zbar on
 # every full frame and of the floor, under qemu-aarch64 with a per-thread instruction-count
-# plugin (tests/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; README "What a frame costs
-# on a Pi").
+# plugin (tests/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; docs/development.md "What a frame
+# costs on a Pi").
 bench-arm64: deploy-deps
 	tests/bench-arm64/run.sh $(BENCH_ARGS)
 
-# The accuracy table (README "Accuracy"): the photo corpus through our decoder and plain zbar,
+# The accuracy table (docs/development.md "Accuracy"): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.
 CORPUS ?= ../shared/corpus/zxing-blackbox
 accuracy: release

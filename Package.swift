@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
-        // about 0.7 MB smaller (README, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
+        // about 0.7 MB smaller (docs/development.md, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
         // And with the functions an idle kiosk and a decode run first in its text (hot-functions.order,
         // written by tests/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"], exclude: ["hot-functions.order"],

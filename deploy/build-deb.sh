@@ -20,7 +20,8 @@
 #
 # The package: /usr/bin/kiosk (stripped; the Swift runtime is linked in, so no /opt/swift),
 # /lib/systemd/system/kiosk.service (ExecStart=/usr/bin/kiosk), /etc/default/kiosk as a conffile,
-# /usr/share/doc/kiosk/{README.md.gz,kiosk.env,copyright,changelog.gz}. Depends: from
+# /usr/share/doc/kiosk/{README.md.gz,docs/*.md.gz,kiosk.env,copyright,changelog.gz}, the manual
+# pages kiosk(8) and kiosk.conf(5) in /usr/share/man. Depends: from
 # dpkg-shlibdeps on the binary, plus adduser (postinst). The maintainer scripts do what debhelper's
 # dh_installsystemd would: enable and start on install, restart on upgrade, stop on remove.
 set -euo pipefail
@@ -98,7 +99,8 @@ trap 'rm -rf "$work"' EXIT
 root=$work/$name
 umask 022
 mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/default" \
-         "$root/usr/share/doc/kiosk" "$root/usr/share/lintian/overrides"
+         "$root/usr/share/doc/kiosk/docs" "$root/usr/share/lintian/overrides" \
+         "$root/usr/share/man/man8" "$root/usr/share/man/man5"
 
 # Files.
 install -m 0755 "$binary" "$root/usr/bin/kiosk"
@@ -111,10 +113,14 @@ grep -q '^ExecStart=/usr/bin/kiosk run$' "$root/lib/systemd/system/kiosk.service
 sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kiosk|' \
     "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
 install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
-# The unit's drop-in for a kiosk with a broker: not active, copied by the installer (README).
+# The unit's drop-in for a kiosk with a broker: not active, copied by the installer (docs/building.md).
 install -D -m 0644 "$repo/deploy/mqtt.conf" "$root/usr/share/kiosk/mqtt.conf"
 gzip -9n < "$repo/README.md" > "$root/usr/share/doc/kiosk/README.md.gz"
-# The libcamera plugin's source (README, "A Camera Module"): built on the Pi against its own
+for f in "$repo"/docs/*.md; do gzip -9n < "$f" > "$root/usr/share/doc/kiosk/docs/${f##*/}.gz"; done
+# The manual pages, gzipped as Debian wants them (`man kiosk`, `man kiosk.conf`).
+gzip -9n < "$repo/docs/man/kiosk.8" > "$root/usr/share/man/man8/kiosk.8.gz"
+gzip -9n < "$repo/docs/man/kiosk.conf.5" > "$root/usr/share/man/man5/kiosk.conf.5.gz"
+# The libcamera plugin's source (docs/installing.md, "The camera"): built on the Pi against its own
 # libcamera with `make -C /usr/share/kiosk/libcamera-plugin install`; never built into the package.
 plugin_dir=$root/usr/share/kiosk/libcamera-plugin
 install -D -m 0644 "$repo/plugins/libcamera/Makefile" "$plugin_dir/Makefile"
@@ -167,17 +173,14 @@ date_r=$(LC_ALL=C date -u -R -d "@$SOURCE_DATE_EPOCH")
 cat <<EOF | gzip -9n > "$root/usr/share/doc/kiosk/changelog.gz"
 kiosk ($VERSION) unstable; urgency=medium
 
-  * Built from the kiosk repository; what changed for users is in README.md.gz
-    ("What changed for users").
+  * Built from the kiosk repository; what changed for users is in
+    docs/changes.md.gz.
 
  -- $MAINTAINER  $date_r
 EOF
 
 # Lintian overrides, each with its reason.
 cat > "$root/usr/share/lintian/overrides/kiosk" <<'EOF'
-# The operator's reference is the README (/usr/share/doc/kiosk/README.md.gz) and `kiosk --help`;
-# there is no manual page yet.
-kiosk: no-manual-page [usr/bin/kiosk]
 # The service is built for systemd alone: readiness and the watchdog are sd_notify, the sandbox
 # and the device allow-list are unit settings. A sysvinit script could do none of it.
 kiosk: package-supports-alternative-init-but-no-init.d-script [lib/systemd/system/kiosk.service]
@@ -224,7 +227,6 @@ Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
 Depends: adduser, $shlibs, libmosquitto1
-Suggests: libcamera-v4l2
 Section: misc
 Priority: optional
 Description: headless barcode and QR-code scanner service for a door kiosk
@@ -234,8 +236,8 @@ Description: headless barcode and QR-code scanner service for a door kiosk
  systemd service kiosk.service, as the unprivileged user kiosk in the video
  and gpio groups; its settings are in /etc/default/kiosk.
  .
- A CSI camera on Raspberry Pi OS goes through libcamera: run the service under
- libcamerify from libcamera-v4l2 (see the README).
+ A Camera Module on Raspberry Pi OS goes through libcamera, with a small plugin
+ built on the Pi (/usr/share/doc/kiosk/docs/installing.md.gz, "The camera").
 EOF
 echo /etc/default/kiosk > "$root/DEBIAN/conffiles"
 

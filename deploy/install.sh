@@ -10,7 +10,9 @@
 #   DESTDIR=/tmp/stage deploy/install.sh --binary PATH   stage the files only (no root needed)
 #
 # What it installs (PREFIX=/usr/local unless set):
-#   $PREFIX/bin/kiosk, $PREFIX/share/doc/kiosk/README.md, /etc/systemd/system/kiosk.service
+#   $PREFIX/bin/kiosk, $PREFIX/share/doc/kiosk/{README.md,docs/*.md}, the manual pages
+#   $PREFIX/share/man/man8/kiosk.8.gz and man5/kiosk.conf.5.gz (`man kiosk` finds them: man-db
+#   reads /usr/local/share/man), /etc/systemd/system/kiosk.service
 #   (ExecStart pointed at $PREFIX/bin/kiosk), /etc/default/kiosk from deploy/kiosk.env, never
 #   overwriting an existing one; /etc/systemd/system/kiosk.service.d/mqtt.conf (the network for
 #   the broker) when /etc/default/kiosk sets KIOSK_MQTT_URL, removed when it does not.
@@ -62,6 +64,7 @@ fi
 bin_path=$PREFIX/bin/kiosk
 unit_path=/etc/systemd/system/kiosk.service
 doc_dir=$PREFIX/share/doc/kiosk
+man_pages="$PREFIX/share/man/man8/kiosk.8.gz $PREFIX/share/man/man5/kiosk.conf.5.gz"
 plugin_dir=$PREFIX/share/kiosk/libcamera-plugin
 env_path=/etc/default/kiosk
 state_dir=/var/lib/kiosk
@@ -98,6 +101,7 @@ if [ "$mode" = uninstall ]; then
   remove "$dropin_path"
   rmdir "$DESTDIR${dropin_path%/*}" 2>/dev/null || true
   remove "$doc_dir"
+  for m in $man_pages; do remove "$m"; done
   remove "$plugin_dir"
   remove "$PREFIX/share/kiosk/mqtt.conf"
   rmdir "$DESTDIR$PREFIX/share/kiosk" 2>/dev/null || true
@@ -150,6 +154,12 @@ echo "install.sh: $("$binary" --version | head -1) into ${DESTDIR:-/}"
 put "$tmp/kiosk" "$bin_path" 755
 put "$tmp/kiosk.service" "$unit_path" 644
 put "$repo/README.md" "$doc_dir/README.md" 644
+for f in "$repo"/docs/*.md; do put "$f" "$doc_dir/docs/${f##*/}" 644; done
+# The manual pages, gzipped reproducibly (-n): the same bytes each run, so a second run changes nothing.
+gzip -9n < "$repo/docs/man/kiosk.8" > "$tmp/kiosk.8.gz"
+gzip -9n < "$repo/docs/man/kiosk.conf.5" > "$tmp/kiosk.conf.5.gz"
+put "$tmp/kiosk.8.gz" "$PREFIX/share/man/man8/kiosk.8.gz" 644
+put "$tmp/kiosk.conf.5.gz" "$PREFIX/share/man/man5/kiosk.conf.5.gz" 644
 if [ -e "$DESTDIR$env_path" ]; then
   echo "  kept       $env_path (yours; the current template is $doc_dir/kiosk.env)"
 else
@@ -166,7 +176,7 @@ elif [ -e "$DESTDIR$dropin_path" ]; then
   rmdir "$DESTDIR${dropin_path%/*}" 2>/dev/null || true
   changed=1
 fi
-# The libcamera plugin's source, as the package ships it (README, "A Camera Module").
+# The libcamera plugin's source, as the package ships it (docs/installing.md, "The camera").
 for f in plugins/libcamera/Makefile plugins/libcamera/kiosk_libcamera.cpp plugins/libcamera/lc-probe.c \
          Sources/CLibcamera/include/kiosk_libcamera.h Sources/CLibcamera/loader.c; do
   put "$repo/$f" "$plugin_dir/${f##*/}" 644

@@ -69,7 +69,7 @@ public enum KioskCommand {
                                       the last code's module size, a hint (the service must be stopped)
       kiosk --help | --version
 
-    Configuration comes from KIOSK_* environment variables (see the README or `kiosk check`).
+    Configuration comes from KIOSK_* environment variables (man kiosk.conf, or `kiosk check`).
     Exit status: 0 clean stop, 1 failure, 64 usage, 69 camera/GPIO unavailable, 78 bad configuration.
     """
 

@@ -46,7 +46,7 @@ public final class BarcodeScanner {
     /// What the strategy did so far (the bench prints it).
     public private(set) var counters = DecodeCounters()
 
-    /// The default extra budget: see README "Accuracy" for what it buys on the corpus.
+    /// The default extra budget: see docs/development.md, "Accuracy", for what it buys on the corpus.
     public static let defaultExtraBudgetMs = 60.0
 
     private var scanner: OpaquePointer

@@ -5,7 +5,7 @@ import Policy
 /// The zbar passes turn the region's luma (gathered once into a reusable buffer) into another
 /// picture in a second reusable buffer and hand that to zbar; the zxing pass reads the region
 /// itself with zxing-cpp. Which passes are kept, and in which order, was measured on the photo
-/// corpus (`kiosk-dev accuracy --corpus`, README "Accuracy").
+/// corpus (`kiosk-dev accuracy --corpus`, docs/development.md "Accuracy").
 public enum ExtraPass: String, CaseIterable, Sendable {
     /// zxing-cpp on the region, upright: the only reader of Aztec, Data Matrix, PDF417 and Micro
     /// QR, and a second opinion for the QR and 1D codes plain zbar did not read.
@@ -20,7 +20,7 @@ public enum ExtraPass: String, CaseIterable, Sendable {
     /// corpus, which has no such code; it is kept for them (the generated test), last and cheap.
     case invert
 
-    /// The passes, in the order they are tried. Measured on the corpus (README "Accuracy"): a
+    /// The passes, in the order they are tried. Measured on the corpus (docs/development.md, "Accuracy"): a
     /// global contrast stretch, a local (adaptive) threshold, a 2x2 downscale, a 3x3 blur and a
     /// plain 2x upscale won nothing that these do not, and were removed.
     public static let kept: [ExtraPass] = [.zxing, .sharpen, .upscaleSharpen, .invert]

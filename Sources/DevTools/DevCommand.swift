@@ -2,6 +2,7 @@
 import Commands
 import Glibc
 import Kiosk
+import Policy
 
 /// `kiosk-dev`: the development tools, kept out of the kiosk that ships (no package installs it).
 public enum DevCommand {
@@ -28,6 +29,13 @@ public enum DevCommand {
       kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
                           a bench workload's frames into FILE, and the frame loop over them,
                           for instruction counts under qemu-aarch64 (make bench-arm64)
+      kiosk-dev sharpness [--json]
+                          what kiosk aim's figures (sharpness) cost a frame, against the
+                          decode gate on the same ROI (make bench runs it too)
+      kiosk-dev variables
+                          every KIOSK_* variable the kiosk reads, one a line: NAME, default and
+                          what it accepts, tab-separated (make docs makes the manual's table
+                          and kiosk.conf(5) from it)
     """
 
     public static func main(arguments: [String]) -> Int32 {
@@ -47,6 +55,13 @@ public enum DevCommand {
             return OSDPReplyBench.main(Array(args.dropFirst()))
         case "count":
             return CountBench.main(Array(args.dropFirst()))
+        case "sharpness":
+            return SharpnessBench.main(Array(args.dropFirst()))
+        case "variables" where args.count == 1:
+            for row in ConfigurationReference.rows {
+                print([row.name, row.defaultText, row.accepted].joined(separator: "\t"))
+            }
+            return 0
         case "--help", "-h", "help":
             print(helpText)
             return 0

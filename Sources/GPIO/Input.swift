@@ -188,8 +188,8 @@ public final class SoftwareInputLine: GPIOInputLine, @unchecked Sendable {  // `
 
 extension SimulatedChip: GPIOInputChip {
     /// A simulated input, at rest at its inactive level (the door shut, the button released, the
-    /// tamper loop whole), driven by `raise` (the `kiosk` binary's standard input, README "Try
-    /// the door without wiring").
+    /// tamper loop whole), driven by `raise` (the `kiosk` binary's standard input, docs/door.md,
+    /// "Try the door without wiring").
     public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
         let line = SoftwareInputLine(offset: offset, level: activeLow ? 1 : 0)
         inputs.append(line)

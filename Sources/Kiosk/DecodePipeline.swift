@@ -53,7 +53,7 @@ public final class DecodePipeline {
     private var lastSymbols: [DecodedSymbol] = []
     private var finished: [Worker.Result] = []
 
-    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, README).
+    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, docs/development.md).
     /// The bench measures other densities by giving them to `ScanService` (`decodeDensity:`).
     public static let defaultDensity = 1
 

@@ -7,7 +7,7 @@ import Policy
 /// With `KIOSK_GPIO_CHIP=sim` (issue 25): the simulated inputs' levels from the kiosk's standard
 /// input, one change a line, `INPUT LEVEL`: INPUT a line offset or `contact`, `rex`, `tamper`;
 /// LEVEL the physical level, 0 or 1 (`contact 1`: the door opens with the default wiring). A
-/// test and demo aid (README, "Try the door without wiring"): under systemd standard input is
+/// test and demo aid (docs/door.md, "Try the door without wiring"): under systemd standard input is
 /// /dev/null and this ends at once. Lines it cannot read are said (`sim_input_ignored`) and skipped.
 public enum SimulatedInputFeed {
     public static let maxLineBytes = 200

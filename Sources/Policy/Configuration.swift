@@ -37,8 +37,8 @@ public struct Configuration: Equatable {
     /// Something held with the torch on and nothing read for this long: the torch goes off for a
     /// short look (a phone screen lights itself). 0: never.
     public var torchScreenMs = 400
-    /// What a door is shown (README "How it reads codes": tickets, boarding passes, IDs, parcels),
-    /// chosen by measurement (README "Performance").
+    /// What a door is shown (docs/development.md, "How it reads codes": tickets, boarding passes, IDs, parcels),
+    /// chosen by measurement (docs/development.md, "Performance").
     public var symbologies: [Symbology] = [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417]
     public var repeatMs = 3000
     public var gpioChip = "gpiochip0"
@@ -315,7 +315,7 @@ public struct ConfigurationVariable: Sendable {
 
 extension Configuration {
     /// Every variable the kiosk reads, in the order interface.md lists them: the one table that
-    /// parsing, `kiosk check`, the unknown-name warnings and the README's list all come from.
+    /// parsing, `kiosk check`, the unknown-name warnings and the manual's list (`kiosk-dev variables`, `make docs`) all come from.
     public static let table: [ConfigurationVariable] = [
         ConfigurationVariable("KIOSK_CAMERA", "a V4L2 device path such as /dev/video0, libcamera, libcamera:ID (an id as cam --list prints it, or an index), or replay:FOLDER",
                               shown: { $0.camera.description }) { v, c, _ in

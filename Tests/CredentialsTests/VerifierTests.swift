@@ -31,7 +31,7 @@ final class VerifierTests: XCTestCase {
     final class Wall: @unchecked Sendable { var now: Int64 = 1_800_000_000 }
 
     func peer() throws -> CredentialPeer {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make deps)") }
+        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
         return try CredentialPeer(python: python)
     }
 

@@ -18,7 +18,7 @@ final class CredentialEndToEndTests: XCTestCase {
     var tokens: [String] = []
 
     override func setUpWithError() throws {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make deps)") }
+        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
         folder = NSTemporaryDirectory() + "kiosk-cred-e2e-\(UUID().uuidString.prefix(8))"
         for d in [trust, state] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }

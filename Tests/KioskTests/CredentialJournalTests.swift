@@ -27,7 +27,7 @@ final class CredentialJournalTests: XCTestCase {
     }
 
     func testTheJournalsFieldsNeverCarryAToken() throws {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make deps)") }
+        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
         let folder = NSTemporaryDirectory() + "kiosk-cred-journal-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for d in ["trust", "state", "replay"] { try FileManager.default.createDirectory(atPath: folder + "/" + d, withIntermediateDirectories: true) }

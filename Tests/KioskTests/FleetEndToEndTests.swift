@@ -297,7 +297,7 @@ final class FleetEndToEndTests: XCTestCase {
         try broker.start()
         let restartedAt = Date()
         let meanwhile = scans(sub.waitFor(seconds: 40) { scans($0, topic).count >= 15 }, topic).count - 5
-        // The figure the README quotes (scans made while the broker was down, delivered after).
+        // The figure docs/building.md quotes (scans made while the broker was down, delivered after).
         print("fleet outage: \(kiosk.of("scan").count - 5) scans made while the broker was down, \(meanwhile) delivered \(String(format: "%.2f", Date().timeIntervalSince(restartedAt))) s after its restart")
         for i in 16...20 { replay.feed(try Self.frame(code(i))) }
         var got = scans(sub.waitFor(seconds: 40) { scans($0, topic).count >= 20 }, topic)

@@ -8,7 +8,7 @@ import TestSupport
 import XCTest
 
 /// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
-/// ControlPanel (PyPI `libosdp`, `make deps`) drives the real kiosk binary over a pseudo-terminal
+/// ControlPanel (PyPI `libosdp`, `make peers`) drives the real kiosk binary over a pseudo-terminal
 /// pair (tests/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
 final class OSDPTests: XCTestCase {
     var folder: URL!
@@ -32,7 +32,7 @@ final class OSDPTests: XCTestCase {
     /// end-to-end tests draw theirs).
     func scenario(_ name: String, codes: [String] = [], randomSeconds: Double = 3) throws -> [String: Any] {
         guard let python = OSDPTests.python, FileManager.default.isExecutableFile(atPath: python) else {
-            XCTFail("KIOSK_PEERS_PYTHON does not name the peers' python: run `make deps` and the tests through `make test`")
+            XCTFail("KIOSK_PEERS_PYTHON does not name the peers' python: run `make peers` and the tests through `make test`")
             return [:]
         }
         let qr = folder.appendingPathComponent("qr")

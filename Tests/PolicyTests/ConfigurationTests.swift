@@ -32,7 +32,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.format, .auto)
         XCTAssertEqual(c.mount, Mount())
         XCTAssertEqual(c.uprightROI, NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))
-        // interface.md: "measured" (README "Performance": what a door is shown, and what it costs).
+        // interface.md: "measured" (docs/development.md, "Performance": what a door is shown, and what it costs).
         XCTAssertEqual(c.symbologies, [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417])
         XCTAssertEqual(c.repeatMs, 3000)
         XCTAssertEqual(c.gpioChip, "gpiochip0")

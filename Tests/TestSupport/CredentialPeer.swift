@@ -2,7 +2,7 @@
 import Foundation
 
 /// The tests' independent issuer (Tests/Peers/credentials.py on PyPI's cwt, pycose and pyotp, in
-/// the venv `make deps` makes; its python is KIOSK_PEERS_PYTHON): one Python process a test,
+/// the venv `make peers` makes; its python is KIOSK_PEERS_PYTHON): one Python process a test,
 /// one JSON request and answer a line.
 public final class CredentialPeer {
     public static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"].flatMap { $0.isEmpty ? nil : $0 } }

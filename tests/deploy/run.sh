@@ -68,7 +68,8 @@ verify_unit() {  # ROOT: verify kiosk.service inside ROOT; fails on any message
   cp -a "$root/." "$vroot/"
   mkdir -p "$vroot/lib/systemd/system"
   cp -an /lib/systemd/system/. "$vroot/lib/systemd/system/"
-  out=$(systemd-analyze verify --root="$vroot" kiosk.service 2>&1) || { echo "$out"; return 1; }
+  # Documentation=man:kiosk(8) is checked with man: the root's own pages, not the host's.
+  out=$(MANPATH=$vroot/usr/local/share/man:$vroot/usr/share/man systemd-analyze verify --root="$vroot" kiosk.service 2>&1) || { echo "$out"; return 1; }
   [ -z "$out" ] || { echo "$out"; return 1; }
 }
 
@@ -94,7 +95,7 @@ unit_has_settings() {  # UNIT: the settings the service relies on are there
 dest=$work/dest
 inst() { DESTDIR=$dest "$repo/deploy/install.sh" "$@"; }
 snapshot() { (cd "$dest" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r md5sum); }
-staged_files="/usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk/README.md /etc/default/kiosk"
+staged_files="/usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk/README.md /usr/local/share/doc/kiosk/docs/reference.md /usr/local/share/man/man8/kiosk.8.gz /usr/local/share/man/man5/kiosk.conf.5.gz /etc/default/kiosk"
 
 check install-destdir "first run exits 0 and stages $staged_files" \
   bash -c 'out=$(DESTDIR="$1" "$2/deploy/install.sh" --binary "$3" 2>&1) || { echo "$out"; exit 1; }
@@ -123,14 +124,14 @@ check unit-security "systemd-analyze security --offline: exposure at most 2.5" \
 
 # kiosk.env: every variable of the contract, commented out, and every default accepted.
 env_vars() { grep -o '^#KIOSK_[A-Z0-9_]*=' "$1" | tr -d '#=' | LC_ALL=C sort; }
-check env-file-readme "kiosk.env lists every variable of the README's table, all commented out" \
+check env-file-reference "kiosk.env lists every variable of docs/reference.md's table, all commented out" \
   bash -c 'diff <(grep -o "^#KIOSK_[A-Z0-9_]*=" "$1/deploy/kiosk.env" | tr -d "#=" | LC_ALL=C sort) \
-                <(grep -o "^| \`KIOSK_[A-Z0-9_]*\`" "$1/README.md" | grep -o "KIOSK_[A-Z0-9_]*" | LC_ALL=C sort -u) \
+                <(grep -o "^| \`KIOSK_[A-Z0-9_]*\`" "$1/docs/reference.md" | grep -o "KIOSK_[A-Z0-9_]*" | LC_ALL=C sort -u) \
            && ! grep -q "^KIOSK_" "$1/deploy/kiosk.env"' _ "$repo"
 # ../shared beside the checkout, or KIOSK_SHARED (as the trixie and arm64 tiers take it).
 interface=${KIOSK_SHARED:-$repo/../shared}/docs/interface.md
 known_vars() { env -i PATH=/usr/bin:/bin "$binary" check | grep -o '^KIOSK_[A-Z_0-9]*' | LC_ALL=C sort -u; }
-# Every variable `kiosk check` prints is in kiosk.env (and so, by the check above, in the README).
+# Every variable `kiosk check` prints is in kiosk.env (and so, by the check above, in the reference).
 check env-file-known "kiosk.env lists exactly the variables kiosk check knows" \
   diff <(env_vars "$repo/deploy/kiosk.env") <(known_vars)
 # The contract also lists variables of features still to be built (MQTT, ...): those the binary
@@ -195,9 +196,10 @@ sed -i '/added by the test/d' "$dest/etc/default/kiosk"
 check mqtt-dropin-removed "KIOSK_MQTT_URL gone: install.sh removes the drop-in again" \
   bash -c 'DESTDIR="$1" "$2/deploy/install.sh" --binary "$3" >/dev/null 2>&1 && [ ! -e "$1$4" ] && [ ! -d "$1${4%/*}" ]' _ "$dest" "$repo" "$binary" "$dropin"
 
-check uninstall "--uninstall removes binary, unit and doc, keeps the edited /etc/default/kiosk" \
+check uninstall "--uninstall removes binary, unit, doc and manual pages, keeps the edited /etc/default/kiosk" \
   bash -c 'out=$(DESTDIR="$1" "$2/deploy/install.sh" --uninstall 2>&1) || { echo "$out"; exit 1; }
-           for f in /usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk; do
+           for f in /usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk \
+                    /usr/local/share/man/man8/kiosk.8.gz /usr/local/share/man/man5/kiosk.conf.5.gz; do
              [ ! -e "$1$f" ] || { echo "still there: $f"; exit 1; }; done
            grep -q "edited by the test" "$1/etc/default/kiosk" || { echo "/etc/default/kiosk lost"; exit 1; }' \
   _ "$dest" "$repo"
@@ -235,7 +237,9 @@ check deb-contents "binary, unit, conffile and docs where Debian wants them, own
            for e in "-rwxr-xr-x root/root .* ./usr/bin/kiosk$" "-rw-r--r-- root/root .* ./lib/systemd/system/kiosk.service$" \
                     "-rw-r--r-- root/root .* ./etc/default/kiosk$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/copyright$" \
                     "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/changelog.gz$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/README.md.gz$" \
-                    "-rw-r--r-- root/root .* ./usr/share/kiosk/mqtt.conf$"; do
+                    "-rw-r--r-- root/root .* ./usr/share/kiosk/mqtt.conf$" \
+                    "-rw-r--r-- root/root .* ./usr/share/man/man8/kiosk.8.gz$" "-rw-r--r-- root/root .* ./usr/share/man/man5/kiosk.conf.5.gz$" \
+                    "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/docs/reference.md.gz$"; do
              grep -Eq -- "^$e" <<<"$c" || { echo "no line like: $e"; echo "$c"; exit 1; }; done
            ! grep -q "/usr/local\|/opt/" <<<"$c" || { echo "$c"; exit 1; }' _ "$deb"
 check deb-libcamera-plugin "the libcamera plugin's source ships in /usr/share/kiosk/libcamera-plugin and builds there, alone, into a plugin the kiosk's loader accepts" \
@@ -264,6 +268,17 @@ if grep -qx "ExecStart=/usr/bin/kiosk run" "$extract/lib/systemd/system/kiosk.se
 else
   fail deb-unit-verify "packaged unit"; sed 's/^/    /' <<<"$out"
 fi
+# The manual pages as an installed system reads them: `man kiosk` and `man kiosk.conf` find the
+# package's pages (MANPATH pointed into the extracted package), and they render at 80 columns
+# without a warning (issue 36: lintian's no-manual-page is gone, not overridden).
+check deb-man "man kiosk and man kiosk.conf find the package's pages, which render without a warning" \
+  bash -c 'command -v man >/dev/null || { echo "no man (man-db)"; exit 1; }
+           root=$1
+           for page in 8:kiosk 5:kiosk.conf; do sec=${page%%:*} name=${page#*:}; f=$root/usr/share/man/man$sec/$name.$sec.gz
+             [ "$(MANPATH=$root/usr/share/man man -w "$sec" "$name")" = "$f" ] || { echo "man -w $sec $name: not $f"; exit 1; }
+             err=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null); [ -z "$err" ] || { echo "$err"; exit 1; }
+           done
+           ! grep -q no-manual-page "$root/usr/share/lintian/overrides/kiosk" || { echo "the override is still there"; exit 1; }' _ "$extract"
 check deb-binary "packaged binary: stripped, no Swift runtime from /opt/swift, prints version $version" \
   bash -c 'b="$1/usr/bin/kiosk"; ! LC_ALL=C ldd "$b" | grep -Eq "/opt/swift|libswift|not found" || { ldd "$b"; exit 1; }
            file "$b" | grep -q ", stripped" || { file "$b"; exit 1; }

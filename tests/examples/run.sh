@@ -7,7 +7,7 @@
 #
 #   tests/examples/run.sh
 #
-# Needs python3; issue-credential needs the peers' venv (`make deps`: .cache/peers, found through
+# Needs python3; issue-credential needs the peers' venv (`make peers`: .cache/peers, found through
 # KIOSK_PEERS_PYTHON as the Makefile exports it). Prints one PASS/FAIL line per check and ends with `N passed, M failed`;
 # exits 1 when any check failed. KEEP=1 keeps the work folder.
 set -uo pipefail
@@ -114,7 +114,7 @@ echo "== issue-credential"
 py=${KIOSK_PEERS_PYTHON:-$repo/.cache/peers/bin/python}
 I=$examples/issue-credential
 if [ ! -x "$py" ]; then
-  fail "issue-credential" "no $py: run make deps (it makes the peers' venv)"
+  fail "issue-credential" "no $py: run make peers (it makes the peers' venv)"
 else
   t=$work/issuer
   mkdir -p "$t"

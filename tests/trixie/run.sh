@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The trixie tier: the kiosk built and tested as on today's Raspberry Pi OS (Debian 13 "trixie":
-# libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See "Debian 13 (trixie)" in README.md.
+# libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See "Debian 13 (trixie)" in docs/development.md.
 #
 #   tests/trixie/run.sh            make release, the libcamera plugin, make test and make demo inside a trixie root
 #   tests/trixie/run.sh --root     only make (or reuse) the root; print its path
@@ -74,7 +74,7 @@ bind /dev/pts "$ROOT/dev/pts"
 bind /sys "$ROOT/sys" ro
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 # And the host's local certificate authorities (a site's TLS proxy, Debian's place for them), so
-# that `make deps` in the root reaches PyPI for the test peers as the host does.
+# that `make test` in the root (its `make peers`) reaches PyPI for the test peers as the host does.
 shopt -s nullglob
 local_cas=(/usr/local/share/ca-certificates/*.crt)
 shopt -u nullglob

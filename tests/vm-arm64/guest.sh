@@ -140,13 +140,13 @@ else
   fail "apt install ./$(basename "$deb") failed"; show /tmp/apt.txt; finish
 fi
 
-# GPIO permissions as a user of plain Debian sets them up (README, "GPIO permissions"): after the
+# GPIO permissions as a user of plain Debian sets them up (docs/installing.md, "GPIO permissions"): after the
 # package (which makes the gpio group), the udev rule, then udevadm trigger. (The image has the
 # rule from its first boot, before the group existed: it is taken out before the install.)
 echo 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' >/etc/udev/rules.d/60-gpiochip.rules
 udevadm trigger -s gpio && udevadm settle
 if [ "$(stat -c %G /dev/$CHIP)" = gpio ]; then
-  pass "GPIO permissions as the README says for plain Debian: 60-gpiochip.rules, then udevadm trigger -s gpio: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }')"
+  pass "GPIO permissions as docs/installing.md says for plain Debian: 60-gpiochip.rules, then udevadm trigger -s gpio: $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }')"
 else
   fail "GPIO permissions: /dev/$CHIP is $(ls -l /dev/$CHIP | awk '{ print $1, $3, $4 }') after 60-gpiochip.rules and udevadm trigger -s gpio (gpio group: $(getent group gpio))"
   systemctl restart systemd-udevd; udevadm trigger -s gpio; udevadm settle
@@ -300,7 +300,7 @@ echo "" >/sys/module/vimc/parameters/inject
 systemctl stop kiosk
 unfeed
 
-# ---- 10. the idle kiosk's memory on arm64: a figure for README's Size (issue 23), not a limit ----------------
+# ---- 10. the idle kiosk's memory on arm64: a figure for docs/development.md's Size (issue 23), not a limit ----------------
 # As tests/memory/idle-rss.sh on the host: the peak RSS of `kiosk run` with the defaults on a replay of
 # 600 empty 640x480 frames, under GNU time (it forks, then execs), three runs.
 mkdir -p /tmp/idle

@@ -39,7 +39,7 @@ echo kiosk-vm >/etc/hostname
 printf '127.0.0.1 localhost\n127.0.1.1 kiosk-vm\n' >/etc/hosts
 systemd-machine-id-setup >/dev/null
 ln -sf /usr/share/zoneinfo/Etc/UTC /etc/localtime
-# Plain Debian leaves /dev/gpiochip* to root: the README's rule gives them to the gpio group.
+# Plain Debian leaves /dev/gpiochip* to root: docs/installing.md's rule gives them to the gpio group.
 echo 'SUBSYSTEM=="gpio", KERNEL=="gpiochip*", GROUP="gpio", MODE="0660"' >/etc/udev/rules.d/60-gpiochip.rules
 # Nothing on the console but the checks; no timers or network waits in a 5-minute life.
 for u in serial-getty@ttyAMA0.service getty@tty1.service systemd-firstboot.service apt-daily.timer \
