@@ -6,9 +6,18 @@
 //   Camera    - a frame comes in (V4L2 through libv4l2, libcamera through a dlopen'd plugin,
 //               replay of image files, PNG/PGM)
 //   Decoder   - zbar and zxing-cpp read codes inside the region of interest
-//   Policy    - where a decision is made: the pure core (no C, no Foundation): geometry and
-//               mounts, brightness, the torch, repeat and decode-gate policies, back-off and rate
-//               limits, configuration, log text; its tests link nothing else (make test-core)
+//   Policy    - where a decision is made: the pure core (no C, no Foundation), in rooms by
+//               concern; its tests link nothing else (make test-core):
+//                 Picture        geometry and mounts, brightness, the camera's focus and exposure
+//                                controls (CameraControls), kiosk aim's figures
+//                 Torch          when the torch goes on and off, and its look at phone screens
+//                 Reading        the decode gate, symbols and their text, repeats, agreement
+//                 Door           verdicts, the strike, the door's inputs, beeps, Wiegand
+//                 Credentials    Base45, CBOR, COSE, credentials, used tokens
+//                 OSDP           the reader's packets and decisions on the controller's bus
+//                 Fleet          MQTT messages, Home Assistant, the building's commands
+//                 Configuration  every KIOSK_* variable, read and checked (one table)
+//                 Log, Common    log text; formatting and back-off
 //   GPIO      - where a line changes (buzzer, torch) through libgpiod
 //   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
 //   Systemd   - sd_notify and the journal
