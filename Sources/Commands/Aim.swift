@@ -186,8 +186,9 @@ enum Aim {
         line(lens)
         if let code = r.code {
             let text = LogEscape.escaped(code.text.map { Array($0.utf8) } ?? code.bytes, invalidByte: { "\\x" + Format.hex($0, width: 2) })
-            line("last code: \(code.symbology.displayName) \(String(text.prefix(60)))"
-                 + (r.modulePx.map { "   modules \(Format.fixed($0, 1)) px" } ?? ""))
+            let room = max(8, cols - 40)
+            let shown = text.count > room ? String(text.prefix(room - 3)) + "..." : text
+            line("last code: \(code.symbology.displayName) \(shown)" + (r.modulePx.map { "  modules \(Format.fixed($0, 1)) px" } ?? ""))
         } else {
             line("last code: none yet")
         }

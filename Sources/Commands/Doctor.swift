@@ -126,7 +126,31 @@ public struct Doctor {
             else { advice = "between the thresholds: the torch would stay as it is" }
         }
         checks.append(Check(verdict: .pass, subject: "brightness", detail: "\(b) (\(source.exposure == nil ? "mean luma" : "exposure-normalised")); \(advice)"))
+        checks += controlChecks(source.controls, lens: source.lens)
         if let lc = source as? LibcameraCamera { checks += libcameraChecks(lc, brightness: brightness) }
+        return checks
+    }
+
+    /// Focus and exposure (issue 32): what the camera took of KIOSK_FOCUS and KIOSK_EXPOSURE, what
+    /// it lacks, and for a camera without a lens motor or focus control how to check its focus.
+    func controlChecks(_ report: CameraControlReport?, lens: LensReading?) -> [Check] {
+        guard let report else { return [] }
+        var checks: [Check] = []
+        let c = configuration.cameraSettings
+        let set = report.set.isEmpty ? "nothing set" : "set " + report.set.joined(separator: ",")
+        let missing = report.missing.isEmpty ? "" : "; the camera lacks " + report.missing.joined(separator: ",")
+        checks.append(Check(verdict: report.refused.isEmpty ? .pass : .warn, subject: "controls",
+                            detail: set + missing + (report.refused.isEmpty ? "" : "; refused: " + report.refused.joined(separator: "; "))))
+        if report.fixedFocus, c.focus != .camera {
+            checks.append(Check(verdict: .warn, subject: "focus",
+                                detail: "fixed focus: the camera has no lens motor or focus control, so KIOSK_FOCUS=\(c.focus) cannot be set. "
+                                    + "Check it with a code held where visitors hold theirs: stop the service and run `kiosk aim` "
+                                    + "(sharpness highest, hint \"good\"); turn the lens by hand if it has a ring (Camera Module 2: the focus tool)"))
+        } else if case .v4l2 = c.focus, report.missing.contains("focus_absolute") {
+            checks.append(Check(verdict: .warn, subject: "focus", detail: "KIOSK_FOCUS=\(c.focus) needs a USB camera with focus_absolute; this one has none"))
+        } else if let position = lens?.position {
+            checks.append(Check(verdict: .pass, subject: "focus", detail: "lens at \(Format.fixed(position, 2))\(lens?.afState.map { ", autofocus \($0)" } ?? "") (KIOSK_FOCUS=\(c.focus))"))
+        }
         return checks
     }
 
@@ -147,8 +171,9 @@ public struct Doctor {
             checks.append(Check(verdict: .warn, subject: "light", detail: "the camera reports no ExposureTime: the torch decides on the picture's mean luma alone"))
         }
         guard let info = lc.info else { return checks }
-        checks.append(Check(verdict: info.hasMetering ? .pass : .warn, subject: "metering",
-                            detail: info.hasMetering ? "AeMeteringMode set to centre-weighted" : "the camera has no AeMeteringMode: a bright phone screen may be under-exposed"))
+        if !info.hasMetering {
+            checks.append(Check(verdict: .warn, subject: "metering", detail: "the camera has no AeMeteringMode: a bright phone screen may be under-exposed"))
+        }
         if configuration.zoom {
             if info.canCrop, let crop = lc.zoomCrop {
                 checks.append(Check(verdict: .pass, subject: "zoom", detail: "ScalerCrop \(crop) of the sensor's \(info.cropMaximum) for the ROI"))

@@ -104,6 +104,27 @@ final class DoctorTests: XCTestCase {
         XCTAssertEqual(d.access(path: path, st: st, role: "camera", group: "video").verdict, .pass)
     }
 
+    func testFocusAndExposureAsTheCameraTookThem() {
+        // A Camera Module 2: no lens motor. Doctor says it is fixed-focus and how to check it.
+        let fixed = Doctor(configuration: Configuration()).controlChecks(
+            CameraControlReport(set: ["AeConstraintMode=highlight"], missing: ["AfMode", "LensPosition"], fixedFocus: true), lens: nil)
+        XCTAssertEqual(fixed.map(\.subject), ["controls", "focus"])
+        XCTAssertEqual(fixed[0].verdict, .pass)
+        XCTAssertTrue(fixed[0].detail.contains("the camera lacks AfMode,LensPosition"), fixed[0].detail)
+        XCTAssertEqual(fixed[1].verdict, .warn)
+        XCTAssertTrue(fixed[1].detail.hasPrefix("fixed focus") && fixed[1].detail.contains("kiosk aim"), fixed[1].detail)
+        // A Camera Module 3 held at 15 cm.
+        let held = Doctor(configuration: Configuration()).controlChecks(
+            CameraControlReport(set: ["AfMode=manual", "LensPosition=6.67"], missing: [], fixedFocus: false), lens: LensReading(position: 6.67))
+        XCTAssertEqual(held.map(\.verdict), [.pass, .pass])
+        XCTAssertEqual(held[1].detail, "lens at 6.67 (KIOSK_FOCUS=15cm)")
+        // A refused control is a warning; a replay has no controls to tell.
+        let refused = Doctor(configuration: Configuration()).controlChecks(
+            CameraControlReport(set: [], missing: [], fixedFocus: false, refused: ["backlight_compensation=0: EIO"]), lens: nil)
+        XCTAssertEqual(refused.first?.verdict, .warn)
+        XCTAssertEqual(Doctor(configuration: Configuration()).controlChecks(nil, lens: nil).count, 0)
+    }
+
     func testBrightnessAndTorchAdviceFromAReplay() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-doc-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
