@@ -1391,6 +1391,20 @@ group_uvc() {
     else fail "$label: want focus_auto=0 set again after the stream started and reapplied in camera_controls, got \"$got\"; ${cc:-no reapplied}"; show $UVC_LOG; show "$LOG"; fi
   else fail "$label: no scan within 30 s"; show "$LOG"; show $UVC_LOG; fi
   check_stop "$label"
+
+  # kiosk aim --sweep: focus_absolute stepped through the camera's range on the real driver, the
+  # gadget's lens sharp at 120: the sweep must name 120.
+  lap
+  label="uvc: kiosk aim --sweep finds the gadget's sharp focus"
+  uvc_start 120 || { fail "$label: no camera"; show /tmp/uvc-gadget.err; uvc_teardown; return; }
+  env -i PATH=/bin:/usr/bin HOME=/tmp KIOSK_CAMERA="$UVCDEV" $uvcvars /bin/kiosk aim --sweep --json >/tmp/uvc-sweep.txt 2>/tmp/uvc-sweep.err
+  st=$?
+  best=$(grep -o '"best":[0-9]*' /tmp/uvc-sweep.txt | cut -d: -f2)
+  steps=$(grep -c '"focus_absolute"' /tmp/uvc-sweep.txt)
+  if [ $st = 0 ] && [ "$best" = 120 ] && [ "$steps" -ge 10 ]; then
+    pass "$label: $steps steps, best focus_absolute $best: $(grep '"setting"' /tmp/uvc-sweep.txt)"
+  else fail "$label: want exit 0 and best 120 over 10 or more steps, got exit $st, best ${best:-none}, $steps steps"
+    show /tmp/uvc-sweep.txt; show /tmp/uvc-sweep.err; fi
   lap
   uvc_stop
   uvc_teardown
