@@ -387,12 +387,15 @@ public final class V4L2Camera: FrameSource {
     /// returns the value set. For `kiosk aim --sweep` while streaming.
     public func setFocusAbsolute(_ value: Int) throws -> Int {
         guard let fd, let range = focusRange else { throw CameraError("\(devicePath) has no focus_absolute") }
-        if (try? v4l2.queryControl(fd: fd, id: V4L2Control.id(.focusAuto))) != nil {
-            try v4l2.setControl(fd: fd, id: V4L2Control.id(.focusAuto), value: 0)
-        }
+        let hasAuto = (try? v4l2.queryControl(fd: fd, id: V4L2Control.id(.focusAuto))) != nil
+        if hasAuto { try v4l2.setControl(fd: fd, id: V4L2Control.id(.focusAuto), value: 0) }
         let v = range.clamp(value)
         try v4l2.setControl(fd: fd, id: V4L2Control.id(.focusAbsolute), value: Int32(v))
         lensReadNs = nil
+        // This is the focus in force now: the read-back at the first frame must not put the
+        // open's autofocus back (found by the VM's UVC gadget: the sweep's first step stayed sharp).
+        appliedControls.removeAll { $0.control == .focusAuto || $0.control == .focusAbsolute }
+        appliedControls.insert(contentsOf: (hasAuto ? [V4L2ControlSetting(.focusAuto, 0)] : []) + [V4L2ControlSetting(.focusAbsolute, v)], at: 0)
         return v
     }
 

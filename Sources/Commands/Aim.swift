@@ -215,6 +215,8 @@ enum Aim {
             }
             var seen: [Double] = []
             var settleFrames = FocusSweep.settleFrames
+            let settleNs = results.isEmpty ? FocusSweep.firstSettleNs : FocusSweep.settleNs
+            var firstFrameNs: UInt64?
             var waits = 0
             while seen.count < FocusSweep.measuredFrames && stop.requested == nil {
                 guard let wait = try? source.nextFrame(timeoutMs: 1000) else { return ExitStatus.unavailable }
@@ -223,7 +225,9 @@ enum Aim {
                     if waits >= 5 { return ExitStatus.unavailable }
                     continue
                 }
-                if settleFrames > 0 { settleFrames -= 1; continue }
+                let since = frame.timestampNs &- (firstFrameNs ?? frame.timestampNs)
+                if firstFrameNs == nil { firstFrameNs = frame.timestampNs }
+                if settleFrames > 0 || since < settleNs { settleFrames -= 1; continue }
                 let roi = config.mount.sensorROI(fromUpright: config.uprightROI, sensorWidth: frame.luma.width,
                                                  sensorHeight: frame.luma.height, view: frame.view)
                 seen.append(AimFigures.measure(frame.luma, roi: roi).sharpness)

@@ -92,6 +92,23 @@ final class V4L2CameraControlsTests: XCTestCase {
         XCTAssertNil(plain.lens)
     }
 
+    func testAFocusSetWhileStreamingIsNotUndoneByTheFirstFramesReadBack() throws {
+        // kiosk aim --sweep on a camera opened with autofocus kept: the sweep's first step comes
+        // before the first frame, whose read-back must not turn the open's autofocus back on.
+        let fake = c920()
+        let camera = camera(fake, CameraSettings())
+        _ = try camera.open()
+        defer { camera.close() }
+        XCTAssertEqual(fake.controls[auto]?.value, 1)
+        XCTAssertEqual(camera.focusRange, V4L2ControlOffer(minimum: 0, maximum: 250, step: 5, defaultValue: 0))
+        XCTAssertEqual(try camera.setFocusAbsolute(62), 60)
+        fake.deliveries.append(.init(bytes: [UInt8](repeating: 128, count: fake.format!.sizeImage), timestampNs: 1_000_000))
+        guard case .frame = try camera.nextFrame(timeoutMs: 100) else { return XCTFail("no frame") }
+        XCTAssertEqual(fake.controls[auto]?.value, 0)
+        XCTAssertEqual(fake.controls[absolute]?.value, 60)
+        XCTAssertEqual(camera.lens, LensReading(position: 60))
+    }
+
     func testARefusedControlIsReportedAndTheCameraStillOpens() throws {
         let fake = c920()
         let backlight = self.backlight

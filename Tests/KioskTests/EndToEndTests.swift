@@ -306,7 +306,7 @@ final class SignalTests: XCTestCase {
         let (p, _, err) = try KioskProcess.start(args, env: env, stdout: false)
         var seen = Data()
         let handle = err.fileHandleForReading
-        let deadline = Date().addingTimeInterval(25)
+        let deadline = Date().addingTimeInterval(35)  // the demo lasts 27 s (interface: under 30)
         while !String(decoding: seen, as: UTF8.self).contains(marker), Date() < deadline {
             let chunk = handle.availableData
             if chunk.isEmpty { break }
@@ -371,8 +371,11 @@ final class SignalTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.log)
         let result = try XCTUnwrap(events(r.log, "demo_result").first)
         XCTAssertEqual(result["result"], "pass", r.log)
-        XCTAssertEqual(events(r.log, "scan").map { $0["data"] }, ["KIOSK-DEMO-0001", "KIOSK-DEMO-0001", "KIOSK-DEMO-0002"])
-        XCTAssertEqual(events(r.log, "torch").map { $0["state"] }, ["on", "off"])
+        XCTAssertEqual(events(r.log, "scan").map { $0["data"] }, ["KIOSK-DEMO-0001", "KIOSK-DEMO-0001", "KIOSK-DEMO-PHONE", "KIOSK-DEMO-0002"])
+        // On at dusk; off and on again for the phone (the screen look, which read it); off in the light.
+        XCTAssertEqual(events(r.log, "torch").map { [$0["state"]!, $0["reason"]!] },
+                       [["on", "ambient below 50 for 1.5 s"], ["off", "screen"], ["on", "screen"], ["off", "ambient above 80 for 1.5 s"]])
+        XCTAssertEqual(events(r.log, "torch")[2]["read"], "true")
         XCTAssertEqual(events(r.log, "camera_reopen").count, 1)
     }
 

@@ -178,8 +178,13 @@ public enum AimTerminal {
 
 /// `kiosk aim --sweep`: which `focus_absolute` values to try, and which was sharpest.
 public enum FocusSweep {
-    /// Frames skipped after each step (the lens moves, the camera's exposure settles).
+    /// Frames skipped after each step (the lens moves, the camera's exposure settles), and at
+    /// least this much of the frames' time: frames queued in the camera and the driver were taken
+    /// before the step. The first step, often a long way from where autofocus had the lens, waits
+    /// longer.
     public static let settleFrames = 8
+    public static let settleNs: UInt64 = 500_000_000
+    public static let firstSettleNs: UInt64 = 1_500_000_000
     /// Frames whose sharpness is averaged at each step.
     public static let measuredFrames = 4
 
