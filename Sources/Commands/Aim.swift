@@ -74,7 +74,8 @@ enum Aim {
 
     /// Why the camera did not open, in the installer's words: busy is the usual case over SSH.
     static func openFailure(_ camera: CameraSetting, _ error: Error) -> String {
-        let busy = (error as? CameraError)?.errno == Errno(EBUSY) || "\(error)".contains("busy") || "\(error)".contains("in use")
+        // libcamera's plugin says "busy" or "in use" in its message, V4L2 gives EBUSY.
+        let busy = (error as? CameraError)?.errno == Errno(EBUSY) || mentions("\(error)", "busy") || mentions("\(error)", "in use")
         guard busy else { return "cannot open the camera \(camera): \(error)" }
         return "the camera \(camera) is in use by another program, most likely the kiosk service: "
             + "stop it while you aim (sudo systemctl stop kiosk), then start it again (sudo systemctl start kiosk). (\(error))"
@@ -250,3 +251,4 @@ enum Aim {
         return ExitStatus.ok
     }
 }
+

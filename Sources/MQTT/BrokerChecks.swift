@@ -180,11 +180,3 @@ func mosquittoErrorText(_ rc: Int32, errno e: Int32, host: String, detail: Strin
     if let detail, rc != MOSQ_ERR_SUCCESS.rawValue, rc != MOSQ_ERR_CONN_LOST.rawValue { text += " (\(detail))" }
     return text
 }
-
-/// Whether `word` occurs in `text`, byte for byte. (String's own `contains(_:)` for a string
-/// comes from _StringProcessing, which would link the Regex engine, 0.8 MB of code, for this.)
-private func mentions(_ text: String, _ word: String) -> Bool {
-    let t = Array(text.utf8), w = Array(word.utf8)
-    guard !w.isEmpty, w.count <= t.count else { return w.isEmpty }
-    return (0...(t.count - w.count)).contains { t[$0 ..< $0 + w.count].elementsEqual(w) }
-}

@@ -12,3 +12,12 @@ extension String {
         self = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
+
+/// Whether `word` occurs in `text`, byte for byte. (String's own `contains(_:)` for a string
+/// comes from _StringProcessing, which would link the Regex engine, 0.8 MB of code, for this:
+/// `make test-deploy` checks the binary holds none of it.)
+public func mentions(_ text: String, _ word: String) -> Bool {
+    let t = Array(text.utf8), w = Array(word.utf8)
+    guard !w.isEmpty, w.count <= t.count else { return w.isEmpty }
+    return (0...(t.count - w.count)).contains { t[$0 ..< $0 + w.count].elementsEqual(w) }
+}
