@@ -56,19 +56,20 @@ enum CredentialSetup {
             guard problems.isEmpty else {
                 for p in problems {
                     logger.warning("credentials_reload_failed", ["var": .text(p.variable), "value": .text(p.value), "error": .text(p.reason),
-                                                                 "kept": "the keys, revocations and secrets read before"])
+                                                                 "kept": "the keys, revocations, secrets and rules read before"])
                 }
                 throw CredentialReloadFailure(problems.map { "\($0.variable): \($0.reason)" }.joined(separator: "; "))
             }
             verifier.reload(trust)
             logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
-            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)" + (trust.access.map { " " + $0.summary } ?? "")
         }
     }
 
     static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
         logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "revoked": .int(trust.revoked.count),
-                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason)])
+                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
+                                             "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 
     /// Why the store's folder cannot take the store's file, or nil when it can.

@@ -252,3 +252,45 @@ final class AccessRulesTests: XCTestCase {
         XCTAssertEqual(r.decide(groups: ["security"], at: at("2026-03-02", 3, 0), holidays: [], clockSynced: false, lockdown: true), .granted)
     }
 }
+
+/// Where a credential's groups come from (issue 33): the CWT's text claim `groups`, read
+/// strictly, and `groups=` at the end of a TOTP file's line.
+final class CredentialGroupsTests: XCTestCase {
+    func claims(_ groups: CBOR) throws -> CWTClaims {
+        try CWTClaims(payload: CBOREncoder.encode(.map([CBORPair(.unsigned(2), .text("alice")), CBORPair(.text("groups"), groups)])))
+    }
+
+    func testTheGroupsClaimIsAnArrayOfNames() throws {
+        XCTAssertEqual(try claims(.array([.text("staff"), .text("night-shift")])).groups, ["staff", "night-shift"])
+        XCTAssertEqual(try claims(.array([])).groups, [])
+        XCTAssertNil(try CWTClaims(payload: CBOREncoder.encode(.map([CBORPair(.unsigned(2), .text("alice"))]))).groups)
+        for wrong: CBOR in [.text("staff"), .array([.bytes([1])]), .array([.text("")]), .array([.text("a b")]),
+                            .array([.text(String(repeating: "g", count: 65))]),
+                            .array(Array(repeating: .text("g"), count: CWTClaims.maxGroups + 1)), .unsigned(1)] {
+            XCTAssertThrowsError(try claims(wrong), "\(wrong)")
+        }
+        // Another text claim is not read (a CWT may carry claims of its own).
+        XCTAssertNil(try CWTClaims(payload: CBOREncoder.encode(.map([CBORPair(.text("group"), .text("x"))]))).groups)
+    }
+
+    func testTheTOTPFilesGroups() throws {
+        let file = "alice JBSWY3DPEHPK3PXPJBSWY3DP groups=staff,cleaning\nbob JBSWY3DPEHPK3PXPJBSWY3DP 8 60 groups=visitor\ncarol JBSWY3DPEHPK3PXPJBSWY3DP 8\n"
+        let s = try TOTPSecret.parseFile(file).get()
+        XCTAssertEqual(s.map(\.groups), [["staff", "cleaning"], ["visitor"], []])
+        XCTAssertEqual(s.map(\.digits), [6, 8, 8])
+        XCTAssertEqual(s[1].period, 60)
+        for bad in ["alice JBSWY3DPEHPK3PXPJBSWY3DP groups=", "alice JBSWY3DPEHPK3PXPJBSWY3DP groups=a,,b",
+                    "alice JBSWY3DPEHPK3PXPJBSWY3DP groups=a b", "alice JBSWY3DPEHPK3PXPJBSWY3DP 6 30 30 groups=a"] {
+            guard case .failure(let e) = TOTPSecret.parseFile(bad) else { XCTFail(bad); continue }
+            XCTAssertEqual(e.line, 1)
+        }
+        guard case .failure(let e) = TOTPSecret.parseFile("alice JBSWY3DPEHPK3PXPJBSWY3DP groups=a!") else { return XCTFail() }
+        XCTAssertTrue(e.reason.hasPrefix("groups=GROUP[,GROUP]..."), e.reason)
+    }
+
+    func testTheRulesReasonsAreTheCredentialsReasons() {
+        XCTAssertEqual(CredentialReason(.granted), .valid)
+        XCTAssertEqual(["no access", "outside schedule", "holiday", "lockdown", "clock not synchronized"],
+                       [AccessReason.noAccess, .outsideSchedule, .holiday, .lockdown, .clockNotSynchronized].map { CredentialReason($0).rawValue })
+    }
+}

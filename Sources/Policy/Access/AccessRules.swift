@@ -222,6 +222,9 @@ public struct AccessRules: Equatable, Sendable {
         (["always"] + schedules.keys.sorted()).joined(separator: ", ")
     }
 
+    /// A group's name as a credential carries it (the CWT claim `groups`, `groups=` in the TOTP file).
+    public static func isGroup<S: StringProtocol>(_ s: S) -> Bool { isName(s) }
+
     static func isName<S: StringProtocol>(_ s: S) -> Bool {
         (1...64).contains(s.utf8.count) && s.utf8.allSatisfy {
             ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2d || $0 == 0x5f || $0 == 0x2e
