@@ -42,6 +42,8 @@ PACKAGES += zlib1g-dev
 PACKAGES += python3-venv
 # kiosk aim's live view is tested in a terminal (AimTests).
 PACKAGES += tmux
+# libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock (issue 33)
+PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
