@@ -42,15 +42,19 @@ PACKAGES += zlib1g-dev
 PACKAGES += python3-venv
 # kiosk aim's live view is tested in a terminal (AimTests).
 PACKAGES += tmux
+# libical's headers for the holidays' shim (Sources/CICal, issue 33); the kiosk dlopen()s
+# libical.so.3 (libical3 on bookworm, libical3t64 on trixie) when a rules file names holidays
+PACKAGES += libical-dev
 # libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock (issue 33)
 PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
-# credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
+# credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
+# iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
-PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9
+PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
 PYTHON ?= python3

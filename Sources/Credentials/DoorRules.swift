@@ -16,8 +16,9 @@ public struct DoorRules: Equatable, Sendable {
         self.holidays = holidays
     }
 
-    /// Reads the rules file and what it names; the error says the line and what it may be.
-    public static func load(_ path: String) throws -> DoorRules {
+    /// Reads the rules file and what it names (the closed days expanded from the day before
+    /// `now`'s local date); the error says the line and what it may be.
+    public static func load(_ path: String, now: Int64 = unixSeconds()) throws -> DoorRules {
         guard let bytes = try SmallFile.read(path, limit: AccessRules.maxBytes) else { throw SmallFile.Failure(description: "\(path): no such file") }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw SmallFile.Failure(description: "\(path): not UTF-8 text") }
         let rules: AccessRules
@@ -28,7 +29,7 @@ public struct DoorRules: Equatable, Sendable {
         }
         var holidays: Set<LocalDate> = []
         if let file = rules.holidaysFile {
-            holidays = try HolidayCalendar.closedDays(file)
+            holidays = try HolidayCalendar.closedDays(file, from: LocalTime.wallClock(now).date.adding(days: -1))
         }
         return DoorRules(path: path, rules: rules, holidays: holidays)
     }
@@ -61,12 +62,5 @@ public enum LocalTime {
         // A leap second (tm_sec 60) stays in its minute; tm_hour and tm_min are 0-23 and 0-59.
         return WallClock(date: LocalDate(year: Int(tm.tm_year) + 1900, month: Int(tm.tm_mon) + 1, day: Int(tm.tm_mday)),
                          minute: Int(tm.tm_hour) * 60 + Int(tm.tm_min))
-    }
-}
-
-/// The closed days of an iCalendar file (`holidays` in the rules).
-public enum HolidayCalendar {
-    public static func closedDays(_ path: String) throws -> Set<LocalDate> {
-        throw SmallFile.Failure(description: "\(path): iCalendar holidays are not read by this build yet")
     }
 }

@@ -133,7 +133,7 @@ final class AccessEdgeTests: XCTestCase {
         }
         XCTAssertThrowsError(try DoorRules.load(folder + "/missing")) { XCTAssertTrue(String(describing: $0).contains("no such file")) }
         let binary = folder + "/binary"
-        FileManager.default.createFile(atPath: binary, contents: Data([0x61, 0xff, 0x0a]))
+        XCTAssertTrue(FileManager.default.createFile(atPath: binary, contents: Data([0x61, 0xff, 0x0a])))
         XCTAssertThrowsError(try DoorRules.load(binary)) { XCTAssertTrue(String(describing: $0).contains("not UTF-8")) }
 
         // Through the credentials' files: KIOSK_ACCESS_FILE's problem names the file and the line.
