@@ -135,7 +135,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         guard o.reason == .valid else { return o }
         o.reason = allowed(claims.groups ?? [], access: access, now: now, synced: synced)
         guard o.reason == .valid else { return o }
-        o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp) }, now: now)
+        o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp, claims.uses ?? 1) }, now: now)
         return o
     }
 
@@ -166,7 +166,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
         let until = (step + 1) * period + period
         o.exp = until
-        o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until), now: now)
+        o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until, 1), now: now)
         return o
     }
 
@@ -179,12 +179,12 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     }
 
     /// Antipassback, then the store (a denied subject does not use up a one-time token).
-    private func admit(subject: String?, token: (key: String, expiry: Int64?)?, now: Int64) -> CredentialReason {
+    private func admit(subject: String?, token: (key: String, expiry: Int64?, uses: Int)?, now: Int64) -> CredentialReason {
         let t = clock.now()
         return lock.withLock {
             if let subject, antipassback.blocks(subject, at: t) { return .antipassback }
             if let token {
-                switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds) {
+                switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds, uses: token.uses) {
                 case .fresh: break
                 case .used: return .used
                 case .full, .unavailable: return .storeFull

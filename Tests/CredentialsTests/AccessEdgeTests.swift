@@ -222,6 +222,16 @@ final class AccessEdgeTests: XCTestCase {
         // Without rules every valid credential opens, groups or not (0.3).
         v.reload(CredentialTrust(keys: trust.keys))
         XCTAssertEqual(v.verify(none).reason, .valid)
+        // uses: counted in the store, on disk (a new store on the same folder knows them).
+        wall.now = ten
+        let thrice = Array(try peer.sign(privatePath: folder + "/es.key", alg: "ES256", kid: "issuer-1",
+                                         claims: ["1": "acme", "4": ten + 86_400, "5": ten - 86_400, "7": ["hex": "0c0c"], "uses": 3]).utf8)
+        XCTAssertEqual((1...3).map { _ in v.verify(thrice).reason }, [.valid, .valid, .valid])
+        XCTAssertEqual(v.verify(thrice).reason, .used)
+        XCTAssertEqual(UsedTokenStore(directory: folder + "/state").uses(of: UsedTokens.signedKey(cti: [0x0c, 0x0c])), 3)
+        let noCTI = Array(try peer.sign(privatePath: folder + "/es.key", alg: "ES256", kid: "issuer-1",
+                                        claims: ["1": "acme", "4": ten + 86_400, "5": ten - 86_400, "uses": 3]).utf8)
+        XCTAssertEqual(v.verify(noCTI).reason, .malformed)
         // A groups claim of the wrong shape is malformed, not ignored.
         let bad = Array(try peer.sign(privatePath: folder + "/es.key", alg: "ES256", kid: "issuer-1",
                                       claims: ["1": "acme", "4": ten + 86_400, "5": ten - 86_400, "groups": "visitor"]).utf8)

@@ -133,4 +133,25 @@ final class AccessEndToEndTests: XCTestCase {
         fifo.feed(try FleetEndToEndTests.frame(nil))
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
     }
+
+    func testACredentialWithUsesOpensThatManyTimesAcrossASIGKILL() throws {
+        let now = Int(Date().timeIntervalSince1970)
+        let twice = try peer.sign(privatePath: folder + "/es.key", alg: "ES256", kid: "issuer-1",
+                                  claims: ["1": "acme", "2": "pat", "4": now + 3600, "5": now - 60, "7": ["hex": "7a7a"],
+                                           "uses": 2, "groups": ["staff"]])
+        let first = try FleetEndToEndTests.FifoReplay(folder + "/fifo1", count: 2)
+        let kiosk = try FleetEndToEndTests.LiveKiosk(env: env(["KIOSK_CAMERA": "replay:" + first.path]))
+        XCTAssertTrue(kiosk.waitFor("credentials_reloaded"), kiosk.text)
+        first.feed(try FleetEndToEndTests.frame(Array(twice.utf8)))
+        XCTAssertTrue(kiosk.waitFor("credential"), kiosk.text)
+        XCTAssertEqual(kiosk.of("credential").first?["reason"], "valid", kiosk.text)
+        // The use is on disk before the door opens: killed now, the count stays.
+        kiosk.kill9()
+        XCTAssertEqual(kiosk.wait(), -SIGKILL)
+        let again = try KioskProcess.run(["run"], env: env(["KIOSK_CAMERA": "replay:" + (try replay([twice, twice], name: "again"))]))
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertEqual(again.reasons, ["valid", "used"], again.stderr)
+        XCTAssertEqual(again.of("credentials_reloaded").first?["store"], "1")
+        XCTAssertEqual(try String(contentsOfFile: state + "/used-tokens", encoding: .utf8), "kiosk-used-tokens 1\nc:7a7a \(now + 3600) 2\nend 1\n")
+    }
 }

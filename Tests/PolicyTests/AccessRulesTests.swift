@@ -294,3 +294,42 @@ final class CredentialGroupsTests: XCTestCase {
                        [AccessReason.noAccess, .outsideSchedule, .holiday, .lockdown, .clockNotSynchronized].map { CredentialReason($0).rawValue })
     }
 }
+
+/// `uses` (issue 33): the claim read strictly, counted in the used-token store's content, and
+/// its file written and read back (a 0.3 file still reads; a torn count is damage).
+final class CredentialUsesTests: XCTestCase {
+    func claims(_ pairs: [CBORPair]) throws -> CWTClaims { try CWTClaims(payload: CBOREncoder.encode(.map(pairs))) }
+
+    func testTheUsesClaimNeedsACtiAndAPositiveCount() throws {
+        XCTAssertEqual(try claims([CBORPair(.unsigned(7), .bytes([1])), CBORPair(.text("uses"), .unsigned(3))]).uses, 3)
+        XCTAssertNil(try claims([CBORPair(.unsigned(7), .bytes([1]))]).uses)
+        XCTAssertThrowsError(try claims([CBORPair(.text("uses"), .unsigned(3))]), "no cti: uses cannot be counted")
+        for wrong: CBOR in [.unsigned(0), .negative(0), .text("3"), .unsigned(UInt64(CWTClaims.maxUses) + 1)] {
+            XCTAssertThrowsError(try claims([CBORPair(.unsigned(7), .bytes([1])), CBORPair(.text("uses"), wrong)]), "\(wrong)")
+        }
+    }
+
+    func testAKeyOpensAsManyTimesAsItsUses() {
+        var t = UsedTokens(capacity: 2)
+        XCTAssertEqual((1...3).map { _ in t.claim("c:01", until: 100, now: 0, skew: 0, uses: 3) }, [.fresh, .fresh, .fresh])
+        XCTAssertEqual(t.claim("c:01", until: 100, now: 0, skew: 0, uses: 3), .used, "the fourth showing")
+        XCTAssertEqual(t.uses(of: "c:01"), 3)
+        XCTAssertEqual(t.claim("c:02", until: 100, now: 0, skew: 0), .fresh)
+        XCTAssertEqual(t.claim("c:02", until: 100, now: 0, skew: 0), .used, "no uses: once, as in 0.3")
+        XCTAssertEqual(t.claim("c:03", until: 100, now: 0, skew: 0, uses: 5), .full, "a new key needs room; a counted one does not")
+        XCTAssertEqual(t.claim("c:01", until: 100, now: 0, skew: 0, uses: 4), .fresh, "counting a known key takes no room")
+        // The file: the counts read back; a 0.3 file reads; a bad count is damage.
+        let text = t.fileText
+        XCTAssertEqual(text, "kiosk-used-tokens 1\nc:01 100 4\nc:02 100\nend 2\n")
+        XCTAssertEqual(try UsedTokens.parse(text, capacity: 2).get(), t)
+        XCTAssertEqual(try UsedTokens.parse("kiosk-used-tokens 1\nc:02 100\nend 1\n").get().uses(of: "c:02"), 1)
+        for bad in ["kiosk-used-tokens 1\nc:01 100 1\nend 1\n", "kiosk-used-tokens 1\nc:01 100 x\nend 1\n",
+                    "kiosk-used-tokens 1\nc:01 100 02\nend 1\n", "kiosk-used-tokens 1\nc:01 100 3 4\nend 1\n"] {
+            guard case .failure = UsedTokens.parse(bad) else { XCTFail(bad); continue }
+        }
+        // Expired entries go with their counts.
+        t.dropExpired(now: 200, skew: 0)
+        XCTAssertEqual(t.uses(of: "c:01"), 0)
+        XCTAssertEqual(t.counts, [:])
+    }
+}

@@ -81,6 +81,9 @@ public struct CWTClaims: Equatable, Sendable {
     public var cti: [UInt8]?
     /// The text claim `groups` (issue 33): the holder's groups for the door's rules; nil: absent.
     public var groups: [String]?
+    /// The text claim `uses` (issue 33): how many times the credential opens (with a cti).
+    public var uses: Int?
+    public static let maxUses = 1_000_000
 
     /// Longest iss, sub and aud; longest cti (a store entry each).
     public static let maxTextBytes = 256
@@ -127,8 +130,15 @@ public struct CWTClaims: Equatable, Sendable {
                     }
                     return g
                 }
+            case .text("uses"):
+                guard case .unsigned(let n) = p.value, (1...UInt64(CWTClaims.maxUses)).contains(n) else {
+                    throw CBORError("a uses claim that is not an unsigned integer from 1 to \(CWTClaims.maxUses)")
+                }
+                uses = Int(n)
             default: continue
             }
         }
+        // Uses are counted by the cti: without one they could not be.
+        if uses != nil && cti == nil { throw CBORError("a uses claim without a cti") }
     }
 }
