@@ -60,8 +60,8 @@ final class AccessEndToEndTests: XCTestCase {
     }
 
     /// The release kiosk with its wall clock starting at `local` (in `env`'s TZ), to its end.
-    func runAt(_ local: String, env: [String: String]) throws -> KioskProcess.Run {
-        let (p, out, err) = try KioskProcess.start(["-m", "--exclude-monotonic", local, KioskProcess.binary.path, "run"], env: env,
+    func runAt(_ local: String, env: [String: String], command: String = "run") throws -> KioskProcess.Run {
+        let (p, out, err) = try KioskProcess.start(["-m", "--exclude-monotonic", local, KioskProcess.binary.path, command], env: env,
                                                    executable: URL(fileURLWithPath: AccessEndToEndTests.faketime))
         final class Box: @unchecked Sendable { var data = Data() }
         let errBox = Box(), done = DispatchSemaphore(value: 0)
@@ -97,6 +97,13 @@ final class AccessEndToEndTests: XCTestCase {
         let newYork = try runAt("2026-03-02 14:00:00", env: env(["TZ": "America/New_York",
                                                                  "KIOSK_CAMERA": "replay:" + (try replay([visitor], name: "ny"))]))
         XCTAssertEqual(newYork.reasons, ["valid"], newYork.stderr)
+        // kiosk check: the rules as understood at the local time now, and each schedule's next change.
+        let check = try runAt("2026-03-02 10:00:00", env: env().merging(["KIOSK_CAMERA": "replay:" + folder]) { _, b in b }, command: "check")
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stdout.contains("# access: schedule office: mon,tue,wed,thu,fri 07:00-19:00, sat 09:00-13:00; open now, closes mon 2026-03-02 19:00\n"),
+                      check.stdout)
+        XCTAssertTrue(check.stdout.contains("# access: allow visitor office\n"), check.stdout)
+        XCTAssertTrue(check.stdout.contains("KIOSK_ACCESS_FILE=\(rules)"), check.stdout)
     }
 
     func testABadRulesFileStopsTheStartAndIsRefusedOnSIGHUP() throws {

@@ -333,3 +333,34 @@ final class CredentialUsesTests: XCTestCase {
         XCTAssertEqual(t.counts, [:])
     }
 }
+
+/// What `kiosk check` shows of the rules (issue 33): each schedule open or closed now and its
+/// next change, on wall-clock minutes, closed days and midnight-crossing windows included.
+final class AccessRulesShownTests: XCTestCase {
+    func at(_ date: String, _ h: Int, _ m: Int) -> WallClock { WallClock(date: LocalDate(date)!, hour: h, minute: m) }
+
+    func testNextChangesOfEachSchedule() throws {
+        let r = try AccessRules.parse(AccessRulesTests.example)
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-02", 10, 0), holidays: []), at("2026-03-02", 19, 0))
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-06", 19, 0), holidays: []), at("2026-03-07", 9, 0), "Friday evening: Saturday 09:00")
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-07", 13, 0), holidays: []), at("2026-03-09", 7, 0))
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-02", 6, 59), holidays: []), at("2026-03-02", 7, 0))
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-06", 10, 0), holidays: [LocalDate("2026-03-09")!]), at("2026-03-06", 19, 0))
+        XCTAssertEqual(r.nextChange("office", after: at("2026-03-06", 20, 0), holidays: [LocalDate("2026-03-07")!, LocalDate("2026-03-09")!]),
+                       at("2026-03-10", 7, 0), "closed days skipped")
+        XCTAssertEqual(r.nextChange("nights", after: at("2026-03-02", 23, 0), holidays: []), at("2026-03-03", 6, 0))
+        XCTAssertNil(r.nextChange("always", after: at("2026-03-02", 23, 0), holidays: []))
+        XCTAssertTrue(r.isOpen("always", at: at("2026-03-02", 3, 0), holidays: [LocalDate("2026-03-02")!]))
+        XCTAssertFalse(r.isOpen("undefined", at: at("2026-03-02", 10, 0), holidays: []))
+        XCTAssertEqual(r.understood(at: at("2026-03-02", 10, 0), holidays: []), [
+            "schedule nights: mon,tue,wed,thu,fri,sat,sun 22:00-06:00; closed now, opens mon 2026-03-02 22:00",
+            "schedule office: mon,tue,wed,thu,fri 07:00-19:00, sat 09:00-13:00; open now, closes mon 2026-03-02 19:00",
+            "allow staff always",
+            "allow visitor office",
+            "allow cleaning nights (also on closed days)",
+            "lockdown-allow security",
+            "unlock office first=staff",
+            "pretix 42 visitor",
+        ])
+    }
+}

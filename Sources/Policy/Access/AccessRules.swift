@@ -294,6 +294,47 @@ public struct AccessRules: Equatable, Sendable {
         return closedDay ? .holiday : .outsideSchedule
     }
 
+    // MARK: what `kiosk check` shows
+
+    /// Whether `schedule` is open at `clock` (a window started on a closed day does not count;
+    /// `always` is always open); false for a name no line defines.
+    public func isOpen(_ schedule: String, at clock: WallClock, holidays: Set<LocalDate>) -> Bool {
+        if schedule == AccessRules.always { return true }
+        return schedules[schedule]?.windows.contains { w in w.openSince(clock).map { !holidays.contains($0) } ?? false } ?? false
+    }
+
+    /// The first minute after `clock` at which `schedule` opens or closes, looked for over
+    /// `days` days of wall clock (nil: none in that time, as for `always`).
+    public func nextChange(_ schedule: String, after clock: WallClock, holidays: Set<LocalDate>, days: Int = 14) -> WallClock? {
+        let open = isOpen(schedule, at: clock, holidays: holidays)
+        var date = clock.date, minute = clock.minute
+        for _ in 0..<(days * 1440) {
+            minute += 1
+            if minute == 1440 { minute = 0; date = date.adding(days: 1) }
+            let c = WallClock(date: date, minute: minute)
+            if isOpen(schedule, at: c, holidays: holidays) != open { return c }
+        }
+        return nil
+    }
+
+    /// The rules as understood, one line each: the schedules with their state at `clock` and
+    /// their next change, then the other lines (for `kiosk check`).
+    public func understood(at clock: WallClock, holidays: Set<LocalDate>) -> [String] {
+        var lines: [String] = []
+        for name in schedules.keys.sorted() {
+            let open = isOpen(name, at: clock, holidays: holidays)
+            let next = nextChange(name, after: clock, holidays: holidays)
+            let windows = schedules[name]!.windows.map(\.description).joined(separator: ", ")
+            lines.append("schedule \(name): \(windows); \(open ? "open" : "closed") now, "
+                         + (next.map { "\(open ? "closes" : "opens") \($0.weekday.name) \($0)" } ?? "no change within 14 days"))
+        }
+        for a in allows { lines.append("allow \(a.group) \(a.schedule)" + (a.onHolidays ? " (also on closed days)" : "")) }
+        if !lockdownAllow.isEmpty { lines.append("lockdown-allow " + lockdownAllow.sorted().joined(separator: " ")) }
+        for u in unlocks { lines.append("unlock \(u.schedule)" + (u.firstGroup.map { " first=\($0)" } ?? "")) }
+        for p in pretix { lines.append("pretix \(p.item)" + (p.variation.map { "/\($0)" } ?? "") + " \(p.group)") }
+        return lines
+    }
+
     /// A summary for the log: `schedules=2 allow=3 holidays=/etc/kiosk/holidays.ics`.
     public var summary: String {
         "schedules=\(schedules.count) allow=\(allows.count) lockdown_allow=\(lockdownAllow.count) unlock=\(unlocks.count) pretix=\(pretix.count)"
