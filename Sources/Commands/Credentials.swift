@@ -114,6 +114,24 @@ enum CredentialSetup {
                 add(.pass, "totp", "\(totp): \(trust.secrets.count) holders (secrets not shown)")
             }
         }
+        // issue 33: the door's rules, the zone they are read in, the closed days ahead.
+        if let path = c.accessFile {
+            do {
+                let access = try DoorRules.load(path)
+                let now = LocalTime.wallClock(unixSeconds())
+                let zone = environment["TZ"].map { "TZ=\($0)" } ?? "the system's zone (/etc/localtime)"
+                add(.pass, "access", "\(path): \(access.summary); local time \(now.weekday.name) \(now) in \(zone)")
+                if access.rules.holidaysFile != nil {
+                    let ahead = (0..<30).map { now.date.adding(days: $0) }.filter(access.holidays.contains)
+                    add(.pass, "holidays", "closed days in the next 30 days: " + (ahead.isEmpty ? "none" : ahead.map(\.description).joined(separator: ", ")))
+                }
+                if !synced && c.requireSyncedClock && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
+                    add(.warn, "access", "the clock is not synchronized: only 'always' opens until it is")
+                }
+            } catch {
+                add(.fail, "access", "\(path): \(error)")
+            }
+        }
         let store = UsedTokenStore(directory: UsedTokenStore.directory(environment))
         if let damage = store.damage {
             add(.fail, "store", "\(store.path) is damaged (\(damage)): one-time credentials and rotating codes are denied until it is repaired or moved away")

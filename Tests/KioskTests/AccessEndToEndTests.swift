@@ -104,6 +104,15 @@ final class AccessEndToEndTests: XCTestCase {
                       check.stdout)
         XCTAssertTrue(check.stdout.contains("# access: allow visitor office\n"), check.stdout)
         XCTAssertTrue(check.stdout.contains("KIOSK_ACCESS_FILE=\(rules)"), check.stdout)
+        // kiosk doctor: the rules, the zone, the closed days of the next 30 days.
+        let ics = folder + "/holidays.ics"
+        try "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\nUID:a@t\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20260306\r\nDTEND;VALUE=DATE:20260308\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+            .write(toFile: ics, atomically: true, encoding: .utf8)
+        try (try String(contentsOfFile: rules, encoding: .utf8) + "\nholidays \(ics)\n").write(toFile: rules, atomically: true, encoding: .utf8)
+        let doctor = try runAt("2026-03-02 10:00:00", env: env(), command: "doctor")
+        XCTAssertTrue(doctor.stdout.contains("PASS access: \(rules): schedules=1 allow=2 lockdown_allow=0 unlock=0 pretix=0 holidays=2; local time mon 2026-03-02 10:00 in TZ=Europe/Berlin"),
+                      doctor.stdout)
+        XCTAssertTrue(doctor.stdout.contains("PASS holidays: closed days in the next 30 days: 2026-03-06, 2026-03-07"), doctor.stdout)
     }
 
     func testABadRulesFileStopsTheStartAndIsRefusedOnSIGHUP() throws {
