@@ -42,13 +42,19 @@ PACKAGES += zlib1g-dev
 PACKAGES += python3-venv
 # kiosk aim's live view is tested in a terminal (AimTests).
 PACKAGES += tmux
+# libical's headers for the holidays' shim (Sources/CICal, issue 33); the kiosk dlopen()s
+# libical.so.3 (libical3 on bookworm, libical3t64 on trixie) when a rules file names holidays
+PACKAGES += libical-dev
+# libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock (issue 33)
+PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
-# credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp).
+# credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
+# iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
-PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9
+PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
 PYTHON ?= python3
@@ -223,7 +229,7 @@ soak: deps
 	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes,
-# credentials: Base45, zlib, CBOR, COSE, CWT, KT1), FUZZ_SECONDS
+# credentials: Base45, zlib, CBOR, COSE, CWT, KT1; the access rules), FUZZ_SECONDS
 # each. The seeds are in Fuzz/Corpus; what a run learns stays in FUZZ_WORK (kept from run to run,
 # the seeds merged in each time); a crash or a failed check is written to Fuzz/Crashes/ and fails
 # the target (keep it, and add it to the tests). CI runs it (.ci/run, FUZZ_SECONDS there).
@@ -232,7 +238,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps

@@ -63,7 +63,9 @@ let package = Package(
         // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
-        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib"]),
+        // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
+        .target(name: "CICal", path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
         .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),

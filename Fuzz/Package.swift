@@ -22,6 +22,8 @@ let package = Package(
         .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 25: the building's commands (MQTT payloads) and their answers.
         .executableTarget(name: "FuzzCommand", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // issue 33: a door's access rules, read and decided.
+        .executableTarget(name: "FuzzAccess", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

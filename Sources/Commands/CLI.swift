@@ -128,6 +128,12 @@ public enum KioskCommand {
             for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
             if !problems.isEmpty { return ExitStatus.config }
             print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders")
+            // issue 33: the door's rules as understood, at the local time now.
+            if let access = trust.access {
+                let now = LocalTime.wallClock(unixSeconds())
+                print("# access: \(access.path) at \(now.weekday.name) \(now) local time: \(access.summary)")
+                for line in access.rules.understood(at: now, holidays: access.holidays) { print("# access: " + line) }
+            }
         }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {

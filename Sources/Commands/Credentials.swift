@@ -56,19 +56,20 @@ enum CredentialSetup {
             guard problems.isEmpty else {
                 for p in problems {
                     logger.warning("credentials_reload_failed", ["var": .text(p.variable), "value": .text(p.value), "error": .text(p.reason),
-                                                                 "kept": "the keys, revocations and secrets read before"])
+                                                                 "kept": "the keys, revocations, secrets and rules read before"])
                 }
                 throw CredentialReloadFailure(problems.map { "\($0.variable): \($0.reason)" }.joined(separator: "; "))
             }
             verifier.reload(trust)
             logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
-            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)" + (trust.access.map { " " + $0.summary } ?? "")
         }
     }
 
     static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
         logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "revoked": .int(trust.revoked.count),
-                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason)])
+                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
+                                             "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 
     /// Why the store's folder cannot take the store's file, or nil when it can.
@@ -111,6 +112,24 @@ enum CredentialSetup {
                 add(.fail, "totp", p.description)
             } else {
                 add(.pass, "totp", "\(totp): \(trust.secrets.count) holders (secrets not shown)")
+            }
+        }
+        // issue 33: the door's rules, the zone they are read in, the closed days ahead.
+        if let path = c.accessFile {
+            do {
+                let access = try DoorRules.load(path)
+                let now = LocalTime.wallClock(unixSeconds())
+                let zone = environment["TZ"].map { "TZ=\($0)" } ?? "the system's zone (/etc/localtime)"
+                add(.pass, "access", "\(path): \(access.summary); local time \(now.weekday.name) \(now) in \(zone)")
+                if access.rules.holidaysFile != nil {
+                    let ahead = (0..<30).map { now.date.adding(days: $0) }.filter(access.holidays.contains)
+                    add(.pass, "holidays", "closed days in the next 30 days: " + (ahead.isEmpty ? "none" : ahead.map(\.description).joined(separator: ", ")))
+                }
+                if !synced && c.requireSyncedClock && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
+                    add(.warn, "access", "the clock is not synchronized: only 'always' opens until it is")
+                }
+            } catch {
+                add(.fail, "access", "\(path): \(error)")
             }
         }
         let store = UsedTokenStore(directory: UsedTokenStore.directory(environment))

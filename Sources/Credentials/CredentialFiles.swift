@@ -62,6 +62,13 @@ public enum CredentialFiles {
                 problems.append(Problem(variable: "KIOSK_TOTP_FILE", value: totp, reason: String(describing: error)))
             }
         }
+        if let path = c.accessFile {
+            do {
+                trust.access = try DoorRules.load(path)
+            } catch {
+                problems.append(Problem(variable: "KIOSK_ACCESS_FILE", value: path, reason: String(describing: error)))
+            }
+        }
         if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty {
             problems.append(Problem(variable: "KIOSK_TRUST_DIR", value: c.trustDir,
                                     reason: "no issuer key (KID.pem) there and no TOTP secret: no credential could be granted"))

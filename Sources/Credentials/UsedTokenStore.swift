@@ -47,14 +47,17 @@ public final class UsedTokenStore: @unchecked Sendable {  // guarded by `lock`
     }
 
     public var count: Int { lock.withLock { tokens.entries.count } }
+
+    /// How many times `key` was claimed.
+    public func uses(of key: String) -> Int { lock.withLock { tokens.uses(of: key) } }
     public var capacity: Int { tokens.capacity }
 
-    /// Claims a token until `expiry`; a fresh one is on disk when this returns.
-    public func claim(_ key: String, until expiry: Int64?, now: Int64, skew: Int64) -> Claim {
+    /// Claims a token until `expiry`, at most `uses` times; a fresh claim is on disk when this returns.
+    public func claim(_ key: String, until expiry: Int64?, now: Int64, skew: Int64, uses: Int = 1) -> Claim {
         lock.withLock {
             if let damage { return .unavailable("the store \(path) is damaged (\(damage))") }
             let before = tokens
-            let c = tokens.claim(key, until: expiry, now: now, skew: skew)
+            let c = tokens.claim(key, until: expiry, now: now, skew: skew, uses: uses)
             switch c {
             case .used: return .used
             case .full: return .full

@@ -33,10 +33,13 @@ public struct CredentialTrust: @unchecked Sendable {
     public var keys: [TrustedKey]
     public var revoked: Set<String>
     public var secrets: [TOTPSecret]
-    public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = []) {
+    /// The door's rules (`KIOSK_ACCESS_FILE`, issue 33); nil: every valid credential opens.
+    public var access: DoorRules?
+    public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = [], access: DoorRules? = nil) {
         self.keys = keys
         self.revoked = revoked
         self.secrets = secrets
+        self.access = access
     }
 }
 
@@ -125,11 +128,14 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.cti = claims.cti.map(PayloadBytes.hex)
         o.exp = claims.exp
         let now = wallClock()
-        let revoked = lock.withLock { trust.revoked }
-        o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synchronization.isSynchronized,
+        let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
+        let synced = synchronization.isSynchronized
+        o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synced,
                                           isRevoked: { revoked.contains($0) })
         guard o.reason == .valid else { return o }
-        o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp) }, now: now)
+        o.reason = allowed(claims.groups ?? [], access: access, now: now, synced: synced)
+        guard o.reason == .valid else { return o }
+        o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp, claims.uses ?? 1) }, now: now)
         return o
     }
 
@@ -139,7 +145,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         var o = CredentialOutcome(kind: .rotating, reason: .malformed, hash: hash)
         guard let code = RotatingCode(payload) else { return o }
         o.kid = code.holder
-        let (secret, revoked) = lock.withLock { (trust.secrets.first { $0.holder == code.holder }, trust.revoked) }
+        let (secret, revoked, access) = lock.withLock { (trust.secrets.first { $0.holder == code.holder }, trust.revoked, trust.access) }
         var expected: String?
         let period = secret?.period ?? TOTPSecret.defaultPeriod
         let step = TOTP.step(time: code.time, period: period)
@@ -150,24 +156,35 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
             expected = ""  // the wrong number of digits, or a time before 1970: it cannot match
         }
         let now = wallClock()
+        let synced = synchronization.isSynchronized
         o.reason = CredentialCheck.rotating(code, expected: expected, period: period, rules: rules, now: now,
-                                            clockSynced: synchronization.isSynchronized, isRevoked: { revoked.contains($0) })
+                                            clockSynced: synced, isRevoked: { revoked.contains($0) })
         guard o.reason == .valid else { return o }
         o.sub = code.holder
+        o.reason = allowed(secret?.groups ?? [], access: access, now: now, synced: synced)
+        guard o.reason == .valid else { return o }
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
         let until = (step + 1) * period + period
         o.exp = until
-        o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until), now: now)
+        o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until, 1), now: now)
         return o
     }
 
+    /// The door's rules, when there are any: after every check of the credential itself, before
+    /// antipassback and the store (a credential refused here does not use up a one-time token).
+    /// The clock counts as synchronised when `KIOSK_REQUIRE_SYNCED_CLOCK=0` (0.3's rule).
+    private func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
+        guard let access else { return .valid }
+        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock))
+    }
+
     /// Antipassback, then the store (a denied subject does not use up a one-time token).
-    private func admit(subject: String?, token: (key: String, expiry: Int64?)?, now: Int64) -> CredentialReason {
+    private func admit(subject: String?, token: (key: String, expiry: Int64?, uses: Int)?, now: Int64) -> CredentialReason {
         let t = clock.now()
         return lock.withLock {
             if let subject, antipassback.blocks(subject, at: t) { return .antipassback }
             if let token {
-                switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds) {
+                switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds, uses: token.uses) {
                 case .fresh: break
                 case .used: return .used
                 case .full, .unavailable: return .storeFull

@@ -36,8 +36,24 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         public var parseUs: Double
         public var idleFrameUsOff: Double
         public var idleFrameUsOn: Double
+        /// One decision of the door's rules (issue 33): the local time read (localtime_r) and
+        /// the rules decided, interface.md's example with 30 closed days; and the rules alone.
+        public var accessDecisionUs: Double
+        public var accessRulesUs: Double
         public var iterations: Int
     }
+
+    /// interface.md 0.4's example rules (the holidays come from the bench, not a file).
+    static let accessRules = """
+        schedule office   mon-fri 07:00-19:00, sat 09:00-13:00
+        schedule nights   mon-sun 22:00-06:00
+        allow  staff      always
+        allow  visitor    office
+        allow  cleaning   nights   holidays
+        lockdown-allow    security
+        unlock            office   first=staff
+        pretix 42         visitor
+        """
 
     public static func main(_ args: [String]) -> Int32 {
         let json = args.contains("--json")
@@ -56,6 +72,8 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
                 print("  of which Base45 + zlib + COSE parsing \(Format.fixed(r.parseUs, 1)) us")
                 print("an idle frame (640x480, no code), ScanService.process:")
                 print("  credentials off \(Format.fixed(r.idleFrameUsOff, 1)) us, on \(Format.fixed(r.idleFrameUsOn, 1)) us")
+                print("one decision of the door's rules (interface.md's example, 30 closed days):")
+                print("  local time + rules \(Format.fixed(r.accessDecisionUs, 3)) us, the rules alone \(Format.fixed(r.accessRulesUs, 3)) us")
             }
             return ExitStatus.ok
         } catch {
@@ -111,11 +129,31 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
             }
             return median(Array(samples.dropFirst(20)))
         }
+        // The door's rules: batches of 1000 decisions (one is under the clock's resolution).
+        let start = LocalDate(year: 2026, month: 1, day: 1)
+        let door = DoorRules(path: "bench", rules: try AccessRules.parse(accessRules),
+                             holidays: Set((0..<30).map { start.adding(days: $0 * 12) }))
+        let groups = ["cleaning", "visitor"], now = Int64(Glibc.time(nil))
+        var sink = 0
+        func perDecision(_ decide: (Int) -> AccessReason) -> Double {
+            var samples: [Double] = []
+            for b in 0..<max(20, iterations / 50) {
+                let t0 = monotonicNanoseconds()
+                for i in 0..<1000 where decide(b * 1000 + i) == .granted { sink &+= 1 }
+                samples.append(Double(monotonicNanoseconds() - t0) / 1e6)
+            }
+            return median(samples)
+        }
+        let accessUs = perDecision { door.decide(groups: groups, now: now + Int64($0 * 61), clockSynced: true) }
+        let rulesUs = perDecision { door.rules.decide(groups: groups, at: WallClock(date: start.adding(days: $0 % 400), minute: ($0 * 7) % 1440),
+                                                      holidays: door.holidays, clockSynced: true) }
+        if sink < 0 { print(sink) }
         let off = idle(nil)
         let worker = CredentialWorker(verifier: verifier)
         let on = idle(worker)
         worker.shutDown()
-        return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), idleFrameUsOff: off, idleFrameUsOn: on, iterations: iterations)
+        return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), idleFrameUsOff: off, idleFrameUsOn: on,
+                      accessDecisionUs: accessUs, accessRulesUs: rulesUs, iterations: iterations)
     }
 }
 

@@ -9,8 +9,9 @@ line on stdout, so a test starts Python once.
 Requests:
   {"op": "keygen", "alg": "ES256"|"EdDSA", "private": PATH, "public": PATH}
   {"op": "sign", "lib": "cwt"|"pycose", "private": PATH, "alg": ..., "kid": TEXT or {"hex": HEX},
-   "claims": {"1": "iss", "2": "sub", ..., "7": {"hex": HEX}}, "zlib": true, "prefix": "KC1:",
-   "tagged": false}
+   "claims": {"1": "iss", "2": "sub", ..., "7": {"hex": HEX}, "groups": ["staff"]}, "zlib": true,
+   "prefix": "KC1:", "tagged": false}
+  (a key of digits is a CWT claim number, any other a text claim: `groups`, `uses`)
   {"op": "totp", "secret": BASE32, "time": UNIX, "digits": 6, "period": 30}
 """
 import json
@@ -58,11 +59,12 @@ def sign(r):
     pem = open(r["private"], "rb").read()
     kid = value(r["kid"])
     kid = kid.encode() if isinstance(kid, str) else kid
-    claims = {int(k): value(v) for k, v in r["claims"].items()}
+    claims = {(int(k) if k.isdigit() else k): value(v) for k, v in r["claims"].items()}
     if r.get("lib", "cwt") == "cwt":
         key = cwt.COSEKey.from_pem(pem, kid=kid)
-        # cwt fills in iat (and exp/nbf when absent); the test gives the ones it checks.
-        token = cwt.encode_and_sign(claims, key, tagged=r.get("tagged", False))
+        # cwt fills in iat (and exp/nbf when absent); the test gives the ones it checks. With a
+        # text key cwt.encode would drop the integer ones: CWT.new().encode_and_sign keeps both.
+        token = cwt.CWT.new().encode_and_sign(claims, key, tagged=r.get("tagged", False))
     else:
         from cwt.cbor_processor import CBORProcessor  # noqa: F401  (cbor2 through cwt)
         import cbor2

@@ -162,6 +162,9 @@ PY
     'c[2] == "visitor-4711" and c[3] == "door-1" and c[1] == "acme" and c[4] - c[5] == 8 * 3600 and 7 not in c'
   ticket=$("$py" "$I" mint --key "$t/ed.key" --kid ed-1 --iss acme --sub ticket-0042 --one-time --valid-for 1d 2>"$t/cti")
   check_credential "a one-time EdDSA ticket verifies with a cti" "$t/trust/ed-1.pem" "$ticket" 'len(c[7]) == 8 and c[2] == "ticket-0042"'
+  cleaner=$("$py" "$I" mint --key "$t/issuer.key" --kid lobby-2026 --iss acme --sub cleaner-7 --group cleaning --group night --uses 20 2>/dev/null)
+  check_credential "mint --group --uses: the text claims beside the numbered ones, and a cti" "$t/trust/lobby-2026.pem" "$cleaner" \
+    'c["groups"] == ["cleaning", "night"] and c["uses"] == 20 and len(c[7]) == 8 and c[2] == "cleaner-7" and c[1] == "acme" and 4 in c'
   if grep -q "^cti [0-9a-f]\{16\} " "$t/cti"; then pass "mint --one-time says the cti to revoke it by"; else fail "cti" "$(cat "$t/cti")"; fi
   if [ "$(verify_credential "$t/trust/ed-1.pem" "$visitor" True)" != ok ]; then pass "the checker refuses a pass under another key"; else fail "the checker accepted a pass under another key"; fi
   line=$("$py" "$I" totp --holder alice 2>/dev/null)

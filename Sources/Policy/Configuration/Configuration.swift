@@ -110,6 +110,8 @@ public struct Configuration: Equatable {
     public var clockSkewS = 30
     public var antipassbackS = 0
     public var requireSyncedClock = true
+    // issue 33: who may enter, and when (credentials mode); nil: every valid credential opens.
+    public var accessFile: String?
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
@@ -538,6 +540,8 @@ extension Configuration {
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
         .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
+        // issue 33: who may enter, and when (interface.md 0.4); the file is read at start, not here.
+        .file("KIOSK_ACCESS_FILE", "the absolute path of this door's rules (schedule, holidays, allow, lockdown-allow, unlock, pretix lines)", \.accessFile),
         // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
@@ -737,7 +741,7 @@ extension Configuration {
     /// The issue 21 block's names.
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
                                              "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
-                                             "KIOSK_REQUIRE_SYNCED_CLOCK"]
+                                             "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE"]
 
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {

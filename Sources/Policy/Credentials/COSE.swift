@@ -79,10 +79,17 @@ public struct CWTClaims: Equatable, Sendable {
     public var nbf: Int64?
     public var iat: Int64?
     public var cti: [UInt8]?
+    /// The text claim `groups` (issue 33): the holder's groups for the door's rules; nil: absent.
+    public var groups: [String]?
+    /// The text claim `uses` (issue 33): how many times the credential opens (with a cti).
+    public var uses: Int?
+    public static let maxUses = 1_000_000
 
     /// Longest iss, sub and aud; longest cti (a store entry each).
     public static let maxTextBytes = 256
     public static let maxCTIBytes = 64
+    /// Most groups a credential may name.
+    public static let maxGroups = 32
 
     public init(iss: String? = nil, sub: String? = nil, aud: String? = nil, exp: Int64? = nil, nbf: Int64? = nil,
                 iat: Int64? = nil, cti: [UInt8]? = nil) {
@@ -113,8 +120,25 @@ public struct CWTClaims: Equatable, Sendable {
                     throw CBORError("a cti that is not a byte string of 1 to \(CWTClaims.maxCTIBytes) bytes")
                 }
                 cti = b
+            case .text("groups"):
+                guard case .array(let items) = p.value, items.count <= CWTClaims.maxGroups else {
+                    throw CBORError("a groups claim that is not an array of at most \(CWTClaims.maxGroups) texts")
+                }
+                groups = try items.map {
+                    guard case .text(let g) = $0, AccessRules.isGroup(g) else {
+                        throw CBORError("a group that is not 1-64 letters, digits, '-', '_' or '.'")
+                    }
+                    return g
+                }
+            case .text("uses"):
+                guard case .unsigned(let n) = p.value, (1...UInt64(CWTClaims.maxUses)).contains(n) else {
+                    throw CBORError("a uses claim that is not an unsigned integer from 1 to \(CWTClaims.maxUses)")
+                }
+                uses = Int(n)
             default: continue
             }
         }
+        // Uses are counted by the cti: without one they could not be.
+        if uses != nil && cti == nil { throw CBORError("a uses claim without a cti") }
     }
 }

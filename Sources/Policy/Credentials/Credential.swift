@@ -15,6 +15,23 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     case clockNotSynchronized = "clock not synchronized"
     case notACredential = "not a credential"
     case storeFull = "store full"
+    // issue 33: the door's rules (interface.md 0.4)
+    case noAccess = "no access"
+    case outsideSchedule = "outside schedule"
+    case holiday
+    case lockdown
+
+    /// The rules' reason as the credential's (`granted`: valid).
+    public init(_ access: AccessReason) {
+        switch access {
+        case .granted: self = .valid
+        case .noAccess: self = .noAccess
+        case .outsideSchedule: self = .outsideSchedule
+        case .holiday: self = .holiday
+        case .lockdown: self = .lockdown
+        case .clockNotSynchronized: self = .clockNotSynchronized
+        }
+    }
 }
 
 /// What kind of code a payload is, by its prefix: decided on the frame loop (no cryptography).
@@ -173,12 +190,18 @@ public enum Base32 {
     }
 }
 
-/// One line of the TOTP secrets file: `HOLDER BASE32SECRET [DIGITS [PERIOD]]`.
+/// One line of the TOTP secrets file: `HOLDER BASE32SECRET [DIGITS [PERIOD]] [groups=a,b]`.
 public struct TOTPSecret: Equatable, Sendable {
     public var holder: String
     public var secret: [UInt8]
     public var digits: Int
     public var period: Int64
+    /// The holder's groups for the door's rules (issue 33).
+    public var groups: [String] = []
+
+    public init(holder: String, secret: [UInt8], digits: Int, period: Int64, groups: [String] = []) {
+        self.holder = holder; self.secret = secret; self.digits = digits; self.period = period; self.groups = groups
+    }
 
     public static let defaultDigits = 6
     public static let defaultPeriod: Int64 = 30
@@ -189,9 +212,18 @@ public struct TOTPSecret: Equatable, Sendable {
         for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.trimmedOfBlanks
             if line.isEmpty || line.hasPrefix("#") { continue }
-            let f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            var f = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
             func bad(_ why: String) -> Result<[TOTPSecret], CredentialFileError> { .failure(CredentialFileError(line: i + 1, reason: why)) }
-            guard (2...4).contains(f.count) else { return bad("expected HOLDER BASE32SECRET [DIGITS [PERIOD]]") }
+            var groups: [String] = []
+            if f.count > 2, let last = f.last, last.hasPrefix("groups=") {
+                let list = last.dropFirst(7).split(separator: ",", omittingEmptySubsequences: false)
+                guard list.count <= CWTClaims.maxGroups, list.allSatisfy({ AccessRules.isGroup($0) }) else {
+                    return bad("groups=GROUP[,GROUP]... (at most \(CWTClaims.maxGroups), each 1-64 letters, digits, '-', '_' or '.')")
+                }
+                groups = list.map(String.init)
+                f.removeLast()
+            }
+            guard (2...4).contains(f.count) else { return bad("expected HOLDER BASE32SECRET [DIGITS [PERIOD]] [groups=GROUP,...]") }
             let holder = String(f[0])
             guard RotatingCode.isHolder(Array(holder.utf8)[...]) else { return bad("a holder of 1-64 printable characters without ':'") }
             guard let secret = Base32.decode(String(f[1])), secret.count >= 10 else { return bad("a secret that is not Base32 of at least 80 bits") }
@@ -200,7 +232,7 @@ public struct TOTPSecret: Equatable, Sendable {
             let period = f.count > 3 ? Int64(f[3]) : defaultPeriod
             guard let period, (5...300).contains(period) else { return bad("PERIOD from 5 to 300 seconds") }
             guard !out.contains(where: { $0.holder == holder }) else { return bad("holder \(holder) is listed twice") }
-            out.append(TOTPSecret(holder: holder, secret: secret, digits: digits, period: period))
+            out.append(TOTPSecret(holder: holder, secret: secret, digits: digits, period: period, groups: groups))
         }
         return .success(out)
     }

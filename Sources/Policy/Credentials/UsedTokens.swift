@@ -12,6 +12,9 @@ public struct UsedTokens: Equatable, Sendable {
     public let capacity: Int
     /// Key to expiry (Unix seconds; nil: never, a one-time credential without exp).
     public private(set) var entries: [String: Int64?] = [:]
+    /// How many times a key was claimed, where more than once (a credential with `uses`, issue
+    /// 33); a key not here was claimed once.
+    public private(set) var counts: [String: Int] = [:]
 
     public init(capacity: Int = UsedTokens.defaultCapacity) { self.capacity = capacity }
 
@@ -22,27 +25,43 @@ public struct UsedTokens: Equatable, Sendable {
 
     public func contains(_ key: String) -> Bool { entries[key] != nil }
 
+    /// How many times `key` was claimed (0: never).
+    public func uses(of key: String) -> Int { entries[key] == nil ? 0 : counts[key] ?? 1 }
+
     /// Entries past their expiry (`now`, Unix seconds, beyond `skew`) are dropped first; then a
-    /// known key is `used`, a new one `fresh` (and added) unless the store is `full`.
-    public mutating func claim(_ key: String, until expiry: Int64?, now: Int64, skew: Int64) -> Claim {
+    /// key claimed `uses` times already is `used`; a known key claimed fewer times is counted
+    /// once more (`fresh`); a new one is added (`fresh`) unless the store is `full`.
+    public mutating func claim(_ key: String, until expiry: Int64?, now: Int64, skew: Int64, uses: Int = 1) -> Claim {
         dropExpired(now: now, skew: skew)
-        if entries[key] != nil { return .used }
+        let claimed = self.uses(of: key)
+        if claimed >= max(1, uses) { return .used }
+        if claimed > 0 {
+            counts[key] = claimed + 1
+            return .fresh
+        }
         guard entries.count < capacity else { return .full }
         entries[key] = .some(expiry)
         return .fresh
     }
 
-    public mutating func forget(_ key: String) { entries[key] = nil }
+    public mutating func forget(_ key: String) {
+        entries[key] = nil
+        counts[key] = nil
+    }
 
     public mutating func dropExpired(now: Int64, skew: Int64) {
         entries = entries.filter { _, e in e.map { $0 &+ skew >= now } ?? true }
+        if !counts.isEmpty { counts = counts.filter { entries[$0.key] != nil } }
     }
 
-    /// The file: a header, `KEY EXPIRY` lines (`-` for never), and `end COUNT`, so that a file cut
-    /// anywhere reads as damaged, never as a shorter list.
+    /// The file: a header, `KEY EXPIRY` lines (`-` for never; `KEY EXPIRY USES` for a key
+    /// claimed more than once), and `end COUNT`, so that a file cut anywhere reads as damaged,
+    /// never as a shorter list. A file without counted keys is what 0.3 wrote.
     public var fileText: String {
         var s = UsedTokens.header + "\n"
-        for (k, e) in entries.sorted(by: { $0.key < $1.key }) { s += "\(k) \(e.map(String.init) ?? "-")\n" }
+        for (k, e) in entries.sorted(by: { $0.key < $1.key }) {
+            s += "\(k) \(e.map(String.init) ?? "-")" + (counts[k].map { " \($0)" } ?? "") + "\n"
+        }
         return s + "end \(entries.count)\n"
     }
 
@@ -61,8 +80,14 @@ public struct UsedTokens: Equatable, Sendable {
         }
         for (i, line) in lines.dropFirst().dropLast().enumerated() {
             let f = line.split(separator: " ", omittingEmptySubsequences: false)
-            guard f.count == 2, isKey(f[0]), t.entries[String(f[0])] == nil else {
-                return .failure(Damaged(description: "line \(i + 2) is not KEY EXPIRY"))
+            guard f.count == 2 || f.count == 3, isKey(f[0]), t.entries[String(f[0])] == nil else {
+                return .failure(Damaged(description: "line \(i + 2) is not KEY EXPIRY [USES]"))
+            }
+            if f.count == 3 {
+                guard let n = Int(f[2]), n >= 2, f[2].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), f[2].first != "0" else {
+                    return .failure(Damaged(description: "line \(i + 2) has a count of uses that is not 2 or more"))
+                }
+                t.counts[String(f[0])] = n
             }
             if f[1] == "-" {
                 t.entries[String(f[0])] = .some(nil)

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+import CFuzzDriver
+import Policy
+
+/// A door's rules file (issue 33): any bytes are read or refused without a crash; a refusal
+/// names a line of the file and says what is accepted; rules read are whole (every schedule an
+/// allow or unlock line names is defined, every window within a day) and read the same again;
+/// and the decision at any minute of a week, the day after a closed one included, never crashes
+/// and keeps its promises (no group: no access; always: granted; a lockdown: lockdown-allow only).
+func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    guard let data else { return 0 }
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    let rules: AccessRules
+    do throws(AccessRulesError) {
+        rules = try AccessRules.parse(text)
+    } catch {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        precondition((0...lines).contains(error.line) && !error.reason.isEmpty, "\(error)")
+        return 0
+    }
+    precondition((try? AccessRules.parse(text)) == rules, "read differently twice")
+    for a in rules.allows { precondition(a.schedule == AccessRules.always || rules.schedules[a.schedule] != nil) }
+    for u in rules.unlocks { precondition(u.schedule == AccessRules.always || rules.schedules[u.schedule] != nil) }
+    for s in rules.schedules.values {
+        precondition(!s.windows.isEmpty)
+        for w in s.windows { precondition(w.days != 0 && (0..<1440).contains(w.start) && (0...1440).contains(w.end) && w.start != w.end) }
+    }
+    let groups = Array(Set(rules.allows.map(\.group) + rules.lockdownAllow)).sorted().prefix(8)
+    let monday = LocalDate(year: 2026, month: 3, day: 2)
+    let closed: Set<LocalDate> = [monday.adding(days: 2)]
+    for g in groups {
+        for step in stride(from: 0, to: 7 * 1440, by: 97) {
+            let clock = WallClock(date: monday.adding(days: step / 1440), minute: step % 1440)
+            let r = rules.decide(groups: [g], at: clock, holidays: closed, clockSynced: step % 2 == 0)
+            let allowed = rules.allows.contains { $0.group == g }
+            precondition(allowed || r == .noAccess)
+            if rules.allows.contains(where: { $0.group == g && $0.schedule == AccessRules.always }) { precondition(r == .granted) }
+            let l = rules.decide(groups: [g], at: clock, holidays: closed, clockSynced: true, lockdown: true)
+            precondition((l == .granted) == rules.lockdownAllow.contains(g))
+        }
+    }
+    precondition(rules.decide(groups: [], at: WallClock(date: monday, minute: 0), holidays: [], clockSynced: true) == .noAccess)
+    return 0
+}
+
+@_cdecl("FuzzAccess_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return LLVMFuzzerRunDriver(&count, &arguments) { fuzz($0, $1) }
+}
