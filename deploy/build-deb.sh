@@ -196,6 +196,9 @@ EOF
 # Control files. Depends: what the binary links (dpkg-shlibdeps), plus adduser for postinst, plus
 # libmosquitto1, which the kiosk loads on first use (dlopen, issue 23: KIOSK_MQTT_URL) and so
 # dpkg-shlibdeps cannot see; installed, it costs disk, not memory, until MQTT is configured.
+# Recommends: libical, loaded likewise only when the access rules name a holidays calendar (issue
+# 33); its name is libical3 in bookworm and libical3t64 from trixie on. Without it such rules are
+# refused at start with a message saying what to install.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
 shlibdeps=(dpkg-shlibdeps)
@@ -227,6 +230,7 @@ Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
 Depends: adduser, $shlibs, libmosquitto1
+Recommends: libical3t64 | libical3
 Section: misc
 Priority: optional
 Description: headless barcode and QR-code scanner service for a door kiosk
