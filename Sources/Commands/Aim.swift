@@ -128,7 +128,7 @@ enum Aim {
                 let roi = config.mount.sensorROI(fromUpright: config.uprightROI, sensorWidth: frame.luma.width,
                                                  sensorHeight: frame.luma.height, view: frame.view)
                 let figures = AimFigures.measure(frame.luma, roi: roi)
-                if figures.edges >= 12, let symbol = scanner.scan(frame.luma, in: roi).first {
+                if figures.holdsEdges, let symbol = scanner.scan(frame.luma, in: roi).first {
                     let fits = symbol.location.allSatisfy { roi.contains(x: $0.x, y: $0.y) }
                     last = (symbol, AimFigures.modulePixels(frame.luma, outline: symbol.location), fits, timeS)
                 }

@@ -99,17 +99,9 @@ public enum RFC3339 {
 
     private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
 
-    /// The proleptic Gregorian date of a day count from 1970-01-01 (H. Hinnant, "chrono-Compatible
-    /// Low-Level Date Algorithms", civil_from_days).
+    /// The proleptic Gregorian date of a day count from 1970-01-01 (`LocalDate`'s civil_from_days).
     static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+        let date = LocalDate(dayNumber: Int(z0))
+        return (Int64(date.year), Int64(date.month), Int64(date.day))
     }
 }

@@ -13,18 +13,22 @@ public struct AimFigures: Equatable, Sendable {
     /// out of focus spreads each step over several pixels and the figure falls (a blur of 3 px
     /// radius: about 15). An empty window gives the sensor's noise against little contrast.
     public var sharpness: Double
-    /// Neighbour pairs that differ by an edge's worth (DecodeGate's threshold).
+    /// Neighbour pairs that differ by an edge's worth (the decode gate's threshold).
     public var edges: Int
     /// The 5th to 95th percentile of the ROI's luma: a code, even blurred, spreads it.
     public var contrast = 0
 
     /// Something is in the ROI: sharp edges, or light and dark a blurred code still shows.
-    public var somethingHeld: Bool { edges >= 12 || contrast >= 60 }
+    public var somethingHeld: Bool { holdsEdges || contrast >= 60 }
+    /// Edges enough that the decode gate would look at the ROI (its `minEdges`).
+    public var holdsEdges: Bool { edges >= Self.gate.minEdges }
+    static let gate = DecodeGate.Settings()
 
     /// Samples every `step`th pixel each way (1: all of them).
     public static func measure(_ luma: LumaPlane, roi: PixelRect, step: Int = 1) -> AimFigures {
         let r = roi.clamped(width: luma.width, height: luma.height)
         guard r.width >= 2, r.height >= 2 else { return AimFigures(brightness: 0, clipped: 0, sharpness: 0, edges: 0) }
+        let threshold = gate.edgeThreshold
         var levels = [Int](repeating: 0, count: 256)
         var slopes = [Int](repeating: 0, count: 256)
         var sum = 0, clipped = 0, edges = 0, count = 0
@@ -41,8 +45,8 @@ public struct AimFigures: Equatable, Sendable {
                 levels[v] += 1
                 slopes[max(dx, dy)] += 1
                 if v >= 250 { clipped += 1 }
-                if dx >= 36 { edges += 1 }
-                if dy >= 36 { edges += 1 }
+                if dx >= threshold { edges += 1 }
+                if dy >= threshold { edges += 1 }
                 count += 1
                 x += step
             }
