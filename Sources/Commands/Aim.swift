@@ -27,6 +27,8 @@ enum Aim {
         var sharpness: Double
         var sharpnessSource: String
         var code: DecodedSymbol?
+        /// What may be printed of the code: nil for a credential (a token is never printed).
+        var payload: [UInt8]?
         var modulePx: Double?
         var lens: LensReading?
         var hint: String
@@ -72,6 +74,17 @@ enum Aim {
         return live(source, config: config, options: options, stop: stop)
     }
 
+    static let credentialNotShown = "(a credential: not shown)"
+
+    /// The code's payload as aim may print it, or nil for a credential: in credentials mode every
+    /// code is a token for the verifier, and a payload with a credential's prefix is one anywhere.
+    /// The installer sees that it read and its module size, never the token (as the journal).
+    static func shownPayload(_ symbol: DecodedSymbol, config: Configuration) -> [UInt8]? {
+        let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
+        if config.verdict == .credentials || CredentialKind.of(payload, signedPrefix: config.credentialPrefix) != .none { return nil }
+        return payload
+    }
+
     /// Why the camera did not open, in the installer's words: busy is the usual case over SSH.
     static func openFailure(_ camera: CameraSetting, _ error: Error) -> String {
         // libcamera's plugin says "busy" or "in use" in its message, V4L2 gives EBUSY.
@@ -98,7 +111,8 @@ enum Aim {
             let hint = AimFigures.hint(latest.figures, readNow: recent != nil, module: recent?.module, codeFits: recent?.fits ?? true,
                                        fixedFocus: source.controls?.fixedFocus ?? false)
             let r = Report(timeS: timeS, figures: latest.figures, sharpness: fom ?? latest.figures.sharpness,
-                           sharpnessSource: fom == nil ? "gradient" : "FocusFoM", code: last?.symbol, modulePx: last?.module,
+                           sharpnessSource: fom == nil ? "gradient" : "FocusFoM", code: last?.symbol,
+                           payload: last.flatMap { shownPayload($0.symbol, config: config) }, modulePx: last?.module,
                            lens: lens, hint: hint)
             if options.json { print(json(r, final: final)) } else { draw(r, picture: latest.picture, roi: latest.roi, controls: source.controls) }
             fflush(nil)  // all streams: stdout is not concurrency-safe to name in Swift 6
@@ -157,11 +171,11 @@ enum Aim {
     static func json(_ r: Report, final: Bool) -> String {
         func num(_ d: Double?, _ digits: Int) -> String { d.map { Format.fixed($0, digits) } ?? "null" }
         func str(_ s: String?) -> String { s.map { LogEscape.jsonString(Array($0.utf8)) } ?? "null" }
-        let code = r.code.map { $0.text.map { Array($0.utf8) } ?? $0.bytes }
+        let code = r.code.map { _ in r.payload ?? Array(credentialNotShown.utf8) }
         return "{\"time_s\":\(num(r.timeS, 2)),\"brightness\":\(num(r.figures.brightness, 1)),\"clipped\":\(num(r.figures.clipped, 4)),"
             + "\"sharpness\":\(num(r.sharpness, 1)),\"sharpness_source\":\(str(r.sharpnessSource)),"
             + "\"code\":\(code.map { LogEscape.jsonString($0) } ?? "null"),\"symbology\":\(str(r.code?.symbology.displayName)),"
-            + "\"module_px\":\(num(r.modulePx, 1)),\"lens_position\":\(num(r.lens?.position, 2)),\"af_state\":\(str(r.lens?.afState)),"
+            + "\"credential\":\(r.code != nil && r.payload == nil),\"module_px\":\(num(r.modulePx, 1)),\"lens_position\":\(num(r.lens?.position, 2)),\"af_state\":\(str(r.lens?.afState)),"
             + "\"focus_fom\":\(num(r.lens?.focusFoM, 0)),\"hint\":\(str(r.hint)),\"final\":\(final)}"
     }
 
@@ -186,7 +200,7 @@ enum Aim {
         }
         line(lens)
         if let code = r.code {
-            let text = LogEscape.escaped(code.text.map { Array($0.utf8) } ?? code.bytes, invalidByte: { "\\x" + Format.hex($0, width: 2) })
+            let text = r.payload.map { LogEscape.escaped($0, invalidByte: { "\\x" + Format.hex($0, width: 2) }) } ?? credentialNotShown
             let room = max(8, cols - 40)
             let shown = text.count > room ? String(text.prefix(room - 3)) + "..." : text
             line("last code: \(code.symbology.displayName) \(shown)" + (r.modulePx.map { "  modules \(Format.fixed($0, 1)) px" } ?? ""))

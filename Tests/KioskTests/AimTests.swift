@@ -58,6 +58,24 @@ final class AimTests: XCTestCase {
         XCTAssertTrue((blurred["hint"] as? String ?? "").hasPrefix("out of focus"), "\(blurred)")
     }
 
+    func testACredentialIsNeverPrinted() throws {
+        // A rotating code held up while aiming: aim says it read, and its size, not the token.
+        let token = "KT1:alice:1796300000:492039"
+        let r = try KioskProcess.run(["aim", "--json"], env: ["KIOSK_CAMERA": "replay:\(try frames(blur: 0, text: token).path)", "KIOSK_FPS": "30"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.contains("alice") || r.stdout.contains("492039") || r.stderr.contains("alice"), r.stdout)
+        let last = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.split(separator: "\n").last!.utf8)) as? [String: Any])
+        XCTAssertEqual(last["code"] as? String, Aim.credentialNotShown)
+        XCTAssertEqual(last["credential"] as? Bool, true)
+        XCTAssertNotNil(last["module_px"] as? Double)
+        // In credentials mode every code is a token; outside it a plain code is shown.
+        let symbol = DecodedSymbol(symbology: .qrcode, bytes: Array("HELLO".utf8), text: "HELLO", location: [], quality: 1)
+        var config = Configuration()
+        XCTAssertEqual(Aim.shownPayload(symbol, config: config), Array("HELLO".utf8))
+        config.verdict = .credentials
+        XCTAssertNil(Aim.shownPayload(symbol, config: config))
+    }
+
     func testBadArgumentsAndABusyCameraAreSaidPlainly() throws {
         XCTAssertEqual(try KioskProcess.run(["aim", "--seconds", "0"]).status, 64)
         XCTAssertEqual(try KioskProcess.run(["aim", "--frobnicate"]).status, 64)
