@@ -32,7 +32,7 @@ done
 APPEND=${KIOSK_VM_APPEND:-}            # extra kernel command line (e.g. vmexplore: dump driver info)
 BINARY=${KIOSK_VM_BINARY:-}            # test this kiosk binary instead of building one
 VM=${KIOSK_VM:-1}
-TIMEOUT_S=${KIOSK_VM_TIMEOUT:-240}     # the whole VM run, boot to verdict
+TIMEOUT_S=${KIOSK_VM_TIMEOUT:-600}     # the whole VM run, boot to verdict: a guard against a hung guest (it takes 3-5 minutes)
 # The kiosk warns about unknown KIOSK_* variables: keep this tier's own out of its environment.
 # Nor the Makefile's own (`make test-vm` exports KIOSK_PEERS_PYTHON for the test peers): the kiosk
 # rightly warns about it, and the host checks that compare `kiosk decode`'s output saw the warning.
@@ -308,8 +308,11 @@ guest=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -1 || true
 case $status in
   1) [ -n "$guest" ] || { echo "FAIL vm: guest passed but printed no RESULT line"; failed=$((failed + 1)); } ;;
   3) [ "$failed" -gt 0 ] || { echo "FAIL vm: guest reported failure without a FAIL line"; failed=$((failed + 1)); } ;;
-  124) echo "FAIL vm: timed out after ${TIMEOUT_S}s (see $LOG)"; failed=$((failed + 1)) ;;
+  124) echo "FAIL vm: timed out after ${TIMEOUT_S}s, the last check seen: $(grep -E '^(PASS|FAIL|INFO) ' "$LOG" | tail -1 | cut -c1-160) (see $LOG)"; failed=$((failed + 1)) ;;
   *) echo "FAIL vm: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
 esac
-echo "$passed passed, $failed failed"
+# The last line names what failed, so that a CI log's tail says it.
+names=$( { grep -h '^FAIL ' "$LOG" || true; [ "$host_fail" = 0 ] || echo "FAIL host:"; [ "$failed" -le $(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail )) ] || echo "FAIL vm:"; } |
+  sed 's/^FAIL \([^:]*\):.*/\1/' | sort -u | paste -sd, | sed 's/,/, /g' | cut -c1-300)
+echo "$passed passed, $failed failed${names:+ (failed: $names)}"
 [ "$failed" = 0 ]
