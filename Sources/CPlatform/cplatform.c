@@ -9,7 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+int kiosk_peer_credentials(int fd, unsigned *uid, int *pid) {
+    struct ucred c;
+    socklen_t size = sizeof c;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &size) != 0) return -1;
+    *uid = c.uid;
+    *pid = c.pid;
+    return 0;
+}
 
 void kiosk_set_thread_name(const char *name) {
     char short_name[16];

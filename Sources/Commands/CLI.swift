@@ -33,6 +33,8 @@ public enum KioskCommand {
             return Snapshot.run(Array(args.dropFirst()), environment: environment)
         case "aim":
             return Aim.run(Array(args.dropFirst()), environment: environment)
+        case "mode":
+            return ModeCommand.run(Array(args.dropFirst()), environment: environment)
         case "doctor":
             guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
             return doctor(environment: environment)
@@ -67,6 +69,8 @@ public enum KioskCommand {
       kiosk aim [--json] [--seconds N] [--sweep]
                                       the installer's live view: picture, ROI, brightness, sharpness,
                                       the last code's module size, a hint (the service must be stopped)
+      kiosk mode normal | lockdown | unlock --until HH:MM|+N[smh]|UNIX_SECONDS
+                                      set the running kiosk's door mode (root or the group kiosk)
       kiosk --help | --version
 
     Configuration comes from KIOSK_* environment variables (man kiosk.conf, or `kiosk check`).
@@ -134,6 +138,18 @@ public enum KioskCommand {
                 print("# access: \(access.path) at \(now.weekday.name) \(now) local time: \(access.summary)")
                 for line in access.rules.understood(at: now, holidays: access.holidays) { print("# access: " + line) }
             }
+        }
+        // issue 33: the mode a command left in force (a running kiosk has the same file).
+        let modeFile = DoorModeKeeper.path(environment)
+        if let bytes = try? SmallFile.read(modeFile, limit: 4096) {
+            let kept = String(validating: bytes, as: UTF8.self).flatMap(DoorModes.restore)
+            let text = kept.map { m in
+                m.lockdown ? "lockdown, until ended (kiosk mode normal)"
+                    : m.unlockUntil.map { "unlock until \(LocalTime.wallClock($0).weekday.name) \(LocalTime.wallClock($0)) local time" } ?? "normal"
+            } ?? "unreadable: the kiosk keeps the door in lockdown until a command ends it"
+            print("# mode: \(modeFile): \(text)")
+        } else {
+            print("# mode: no command in force (\(modeFile)); the unlock lines above and the emergency input decide")
         }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0
         for s in reading.settings {
@@ -284,6 +300,31 @@ public enum KioskCommand {
         }
 
         let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
+        // issue 33: the door's modes, kept in $STATE_DIRECTORY/mode (not by the demo), set by the
+        // building, by `kiosk mode` over the socket in $RUNTIME_DIRECTORY (systemd's), by the
+        // `unlock` lines and by the fire panel's input.
+        let requireSynced = config.requireSyncedClock
+        let verifier = credentials?.verifier
+        let modes = DoorModeKeeper(path: demo ? nil : DoorModeKeeper.path(environment),
+                                   rules: { verifier?.currentTrust.access },
+                                   synchronized: { !requireSynced || KernelClockSynchronization().isSynchronized },
+                                   wallClockMs: BrokerLink.wallClockMilliseconds, clock: MonotonicClock(label: "kiosk.mode"), logger: logger)
+        verifier?.follow(lockdown: { modes.isLockdown })
+        door.follow(lockdown: { modes.isLockdown })
+        modes.attach(door: door.door, watch: lines.watch, fleet: fleet)
+        lines.watch?.onEmergency { modes.setEmergency($0) }
+        modes.start()
+        defer { modes.shutDown() }
+        var modeSocket: ModeSocket?
+        if !demo, environment["RUNTIME_DIRECTORY"] != nil {
+            do {
+                modeSocket = try ModeSocket(path: ModeSocket.path(environment), keeper: modes, logger: logger)
+            } catch {
+                logger.warning("mode_socket_unavailable", ["error": .text(String(describing: error)),
+                                                           "hint": "kiosk mode cannot reach this kiosk; the building's mode command still can"])
+            }
+        }
+        defer { modeSocket?.shutDown() }
         // issue 25: the door's inputs on their own thread; the building's commands.
         if let watch = lines.watch {
             watch.report(to: fleet)
@@ -294,7 +335,7 @@ public enum KioskCommand {
         }
         if let fleetLink, config.mqttCommands {
             lateCommands.set(BuildingCommands(maxAgeSeconds: config.commandMaxAgeS, defaultOpenMilliseconds: config.doorMs, door: door,
-                                              watch: lines.watch, reloadables: reloadables, logger: logger,
+                                              watch: lines.watch, reloadables: reloadables, modes: modes, logger: logger,
                                               wallClockMs: BrokerLink.wallClockMilliseconds) { fleetLink.publishCommandResult($0) })
         }
         let service = ScanService(configuration: config, source: source, door: door, hook: hook, torch: torch,
@@ -308,9 +349,11 @@ public enum KioskCommand {
             // payload is a token: there only a valid credential's subject goes (onCredential).
             if !credentialsMode { osdp?.reported(payload: symbol.bytes) }
         }
-        if credentialsMode, let osdp {
+        if credentialsMode {
+            let osdpReader = osdp
             service.onCredential = { outcome in
-                if outcome.granted, let sub = outcome.sub { osdp.reported(payload: Array(sub.utf8)) }
+                if outcome.granted, let sub = outcome.sub { osdpReader?.reported(payload: Array(sub.utf8)) }
+                if outcome.granted { modes.granted(groups: outcome.groups) }
             }
         }
         service.onSourceEnded = { osdp?.settle() }
@@ -453,7 +496,8 @@ struct OutputLines {
         var inputs: [DoorMonitor.Input: DoorWatch.Input] = [:]
         let bias = GPIOBias(rawValue: config.inputBias.rawValue) ?? .pullUp
         for (input, line, activeLow) in [(DoorMonitor.Input.contact, config.doorContactLine, config.doorContactActiveLow),
-                                         (.rex, config.rexLine, config.rexActiveLow), (.tamper, config.tamperLine, config.tamperActiveLow)] {
+                                         (.rex, config.rexLine, config.rexActiveLow), (.tamper, config.tamperLine, config.tamperActiveLow),
+                                         (.emergency, config.emergencyLine, config.emergencyActiveLow)] {
             guard let line else { continue }
             do {
                 let l = try chip.requestInput(offset: line, consumer: "kiosk", activeLow: activeLow, bias: bias,

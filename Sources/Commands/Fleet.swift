@@ -21,6 +21,7 @@ final class BrokerFleetLink: FleetLink {
     func publishDoor(_ state: String) { link.publishDoor(state) }
     func publishAlarm(_ json: String) { link.publishAlarm(json) }
     func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
+    func publishMode(_ json: String) { link.publishMode(json) }
 
     var figures: FleetFigures {
         let c = link.counters

@@ -36,8 +36,8 @@ public struct DoorRules: Equatable, Sendable {
 
     /// The decision for a credential with `groups` at Unix time `now`: the wall clock read once
     /// (`LocalTime`), then the pure rules.
-    public func decide(groups: [String], now: Int64, clockSynced: Bool) -> AccessReason {
-        rules.decide(groups: groups, at: LocalTime.wallClock(now), holidays: holidays, clockSynced: clockSynced)
+    public func decide(groups: [String], now: Int64, clockSynced: Bool, lockdown: Bool = false) -> AccessReason {
+        rules.decide(groups: groups, at: LocalTime.wallClock(now), holidays: holidays, clockSynced: clockSynced, lockdown: lockdown)
     }
 
     /// For the log: `schedules=2 allow=3 ... holidays=12`.

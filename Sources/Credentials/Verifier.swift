@@ -18,6 +18,9 @@ public struct CredentialOutcome: Equatable, Sendable {
     public var exp: Int64?
     /// The first 8 bytes of the payload's SHA-256, hex.
     public var hash: String
+    /// issue 33: the credential's groups, once its signature is checked (a `first=GROUP` unlock
+    /// begins with a grant to one of them).
+    public var groups: [String] = []
 
     public var granted: Bool { reason == .valid }
 
@@ -62,6 +65,8 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     private let lock = Lock()
     private var trust: CredentialTrust
     private var antipassback: Antipassback
+    /// issue 33: whether the door is in lockdown now (the door's modes); nil: never.
+    private var lockdownNow: (@Sendable () -> Bool)?
 
     public init(prefix: String, rules: CredentialRules, antipassbackSeconds: Int, trust: CredentialTrust, store: UsedTokenStore,
                 clock: Clock, wallClock: @escaping @Sendable () -> Int64 = unixSeconds,
@@ -75,6 +80,9 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         self.trust = trust
         antipassback = Antipassback(seconds: antipassbackSeconds)
     }
+
+    /// issue 33: the door's lockdown, asked at each decision (set once, before codes come).
+    public func follow(lockdown: @escaping @Sendable () -> Bool) { lock.withLock { lockdownNow = lockdown } }
 
     /// Replaces what is trusted (SIGHUP).
     public func reload(_ trust: CredentialTrust) { lock.withLock { self.trust = trust } }
@@ -127,6 +135,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.sub = claims.sub
         o.cti = claims.cti.map(PayloadBytes.hex)
         o.exp = claims.exp
+        o.groups = claims.groups ?? []
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
         let synced = synchronization.isSynchronized
@@ -161,6 +170,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
                                             clockSynced: synced, isRevoked: { revoked.contains($0) })
         guard o.reason == .valid else { return o }
         o.sub = code.holder
+        o.groups = secret?.groups ?? []
         o.reason = allowed(secret?.groups ?? [], access: access, now: now, synced: synced)
         guard o.reason == .valid else { return o }
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
@@ -173,9 +183,11 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     /// The door's rules, when there are any: after every check of the credential itself, before
     /// antipassback and the store (a credential refused here does not use up a one-time token).
     /// The clock counts as synchronised when `KIOSK_REQUIRE_SYNCED_CLOCK=0` (0.3's rule).
+    /// In a lockdown only the `lockdown-allow` groups open (none without rules).
     private func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
-        guard let access else { return .valid }
-        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock))
+        let lockdown = lock.withLock { lockdownNow }?() ?? false
+        guard let access else { return lockdown ? .lockdown : .valid }
+        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock, lockdown: lockdown))
     }
 
     /// Antipassback, then the store (a denied subject does not use up a one-time token).

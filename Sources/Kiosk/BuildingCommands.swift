@@ -14,16 +14,18 @@ public final class BuildingCommands: @unchecked Sendable {  // `desk` guarded by
     private let door: DoorReader?
     private let watch: DoorWatch?
     private let reloadables: Reloadables
+    private let modes: DoorModeKeeper?
     private let logger: Logger
     private let wallClockMs: @Sendable () -> Int64
     private let answer: @Sendable (String) -> Void
 
     public init(maxAgeSeconds: Int, defaultOpenMilliseconds: Int, door: DoorReader?, watch: DoorWatch?, reloadables: Reloadables,
-                logger: Logger, wallClockMs: @escaping @Sendable () -> Int64, answer: @escaping @Sendable (String) -> Void) {
+                modes: DoorModeKeeper? = nil, logger: Logger, wallClockMs: @escaping @Sendable () -> Int64, answer: @escaping @Sendable (String) -> Void) {
         desk = CommandDesk(maxAgeSeconds: maxAgeSeconds, defaultOpenMilliseconds: defaultOpenMilliseconds)
         self.door = door
         self.watch = watch
         self.reloadables = reloadables
+        self.modes = modes
         self.logger = logger
         self.wallClockMs = wallClockMs
         self.answer = answer
@@ -45,6 +47,11 @@ public final class BuildingCommands: @unchecked Sendable {  // `desk` guarded by
             watch?.release(milliseconds: ms)
             strike.grant(milliseconds: ms)
             finish(id: id, command: "open", ok: true, reason: nil, ms: ms)
+        case .carryOut(let id, .mode(let c)):
+            // issue 33: taken (and kept on disk) before the answer; the `mode` event follows.
+            guard let modes else { return finish(id: id, command: "mode", ok: false, reason: "the door's modes are not running", ms: nil) }
+            let refused = modes.command(c, via: "mqtt")
+            finish(id: id, command: "mode", ok: refused == nil, reason: refused, ms: nil)
         case .carryOut(let id, .reload):
             if reloadables.isEmpty { return finish(id: id, command: "reload", ok: true, reason: "nothing to reload", ms: nil) }
             let outcome = reloadables.reloadAndLog(via: "command", logger: logger)

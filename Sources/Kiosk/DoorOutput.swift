@@ -58,12 +58,30 @@ public final class DoorOutput: @unchecked Sendable {  // state guarded by `lock`
         apply(strike.forceClose(at: clock.now(), reason: reason))
     }
 
+    /// Held released (issue 33: `unlock`, `emergency`) until `endHold`.
+    public func hold() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        apply(strike.hold(at: clock.now()))
+    }
+
+    /// The hold ends: shut now (`reason`: the mode that followed).
+    public func endHold(reason: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        apply(strike.endHold(at: clock.now(), reason: reason))
+    }
+
+    public var isHeld: Bool { lock.withLock { strike.isHeld } }
+
     /// Shut and released, on every way out (from any thread); later grants do nothing.
     public func shutDown(reason: String = "stop") {
         lock.lock()
         defer { lock.unlock() }
         guard !stopped else { return }
-        let changes = strike.forceClose(at: clock.now(), reason: reason)
+        let changes = strike.forceClose(at: clock.now(), reason: reason, evenHeld: true)
         stopped = true
         output.shutDown()
         changes.forEach(onChange)
@@ -74,7 +92,7 @@ public final class DoorOutput: @unchecked Sendable {  // state guarded by `lock`
             switch change {
             case .opened(_, let until), .extended(_, let until):
                 drive(true)
-                schedule(closeAt: until)
+                if until != .max { schedule(closeAt: until) }
             case .closed:
                 drive(false)
             }

@@ -57,6 +57,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     private var stopped = false
     private var pendingVerdicts = 0
     private var verdictCounts: [Verdict.Result: Int] = [:]
+    /// issue 33: whether the door is in lockdown (the door's modes); a scan program's grant is
+    /// then denied (credentials mode: the verifier knows the groups and decides).
+    private var lockdownNow: (@Sendable () -> Bool)?
     /// issue 25: who hears of grants and of the strike shutting (the door's inputs, `DoorWatch`).
     public let strikeListeners = StrikeListeners()
 
@@ -90,9 +93,13 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         door = lines.door.map { o in
             let d = DoorOutput(output: o, openMilliseconds: doorMs, clock: clock) { change in
                 switch change {
+                case .opened(_, .max):
+                    logger.info("door", ["state": "open", "held": .bool(true)])  // issue 33: unlock, emergency
                 case .opened(let at, let until):
                     // KIOSK_DOOR_MS, or the building's `open` command's own time (issue 25).
                     logger.info("door", ["state": "open", "ms": .int(Int((until &- at) / 1_000_000))])
+                case .extended(_, .max):
+                    logger.debug("door_extended", ["held": .bool(true)])
                 case .extended(let at, let until):
                     logger.debug("door_extended", ["closes_in_ms": .int(Int((until &- at) / 1_000_000))])
                 case .closed(_, let reason):
@@ -131,7 +138,11 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         }
     }
 
-    /// The camera is lost: nobody watches the door, so the strike shuts at once.
+    /// issue 33: the door's lockdown, asked at each hook verdict (set once, before codes come).
+    public func follow(lockdown: @escaping @Sendable () -> Bool) { lock.withLock { lockdownNow = lockdown } }
+
+    /// The camera is lost: nobody watches the door, so the strike shuts at once (unless held
+    /// released by the door's mode: free passage needs nobody to watch).
     public func cameraLost() { door?.forceClose(reason: "camera_lost") }
 
     /// Verdicts given so far, by result (for tests and the demo).
@@ -163,7 +174,11 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
-    private func decided(_ verdict: Verdict, symbology: String, frame: UInt64) {
+    private func decided(_ given: Verdict, symbology: String, frame: UInt64) {
+        var verdict = given
+        if verdict.result == .granted, mode == .hook, lock.withLock({ lockdownNow })?() == true {
+            verdict = Verdict(result: .denied, reason: "lockdown", elapsedNs: verdict.elapsedNs, subject: verdict.subject)
+        }
         let proceed = lock.withLock { () -> Bool in
             guard !stopped else { return false }
             verdictCounts[verdict.result, default: 0] += 1

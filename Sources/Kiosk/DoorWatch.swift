@@ -47,6 +47,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     private var threadDone = true
     private var fleet: DoorFleet?
     private var tamperListener: (@Sendable (Bool) -> Void)?
+    private var emergencyListener: (@Sendable (Bool) -> Void)?
     private var strikeClosedAtNs: UInt64?
     private let finished = Condition()
     private let wakeRead: Int32
@@ -87,6 +88,18 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Told the tamper loop's state at start and on each change (on the door's thread; it must
     /// not block): the OSDP reader's LSTATR. Set before `start`.
     public func onTamper(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { tamperListener = listener } }
+
+    /// issue 33: told the fire panel's input (at start when active, and on each change; on the
+    /// door's thread): the door's modes. Set before `start`.
+    public func onEmergency(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { emergencyListener = listener } }
+
+    /// issue 33: free passage (`unlock`, `emergency`) begins or ends: an open door is no alarm while it lasts.
+    public func setFreePassage(_ on: Bool) {
+        let now = monotonicNanoseconds()
+        let actions = lock.withLock { stopped ? [] : monitor.setFreePassage(on, at: now) }
+        perform(actions, now: now)
+        wake()
+    }
 
     /// Reads the levels now, says what they mean (a door open at start, a tamper loop open), and
     /// starts the thread.
@@ -204,7 +217,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Carries out the monitor's actions, in order (from whichever thread decided them).
     private func perform(_ actions: [DoorMonitor.Action], now: UInt64) {
         guard !actions.isEmpty else { return }
-        let (fleet, tamperListener) = lock.withLock { (self.fleet, self.tamperListener) }
+        let (fleet, tamperListener, emergencyListener) = lock.withLock { (self.fleet, self.tamperListener, self.emergencyListener) }
         func latency(_ edgeNs: UInt64) -> LogValue { .ms(Double(monotonicNanoseconds() &- edgeNs) / 1e6) }
         for action in actions {
             switch action {
@@ -232,6 +245,9 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
                 fleet?.alarm("tamper", state: isActive ? "alarm" : "ok")
                 fleet?.tamper(isActive)
                 tamperListener?(isActive)
+            case .emergency(let isActive, let edgeNs):
+                logger.log(isActive ? .warning : .info, "emergency_input", fields: [("state", .text(isActive ? "active" : "ended")), ("latency_ms", latency(edgeNs))])
+                emergencyListener?(isActive)
             case .openStrike(let ms):
                 door?.door?.grant(milliseconds: ms)
             case .closeStrike:
@@ -260,4 +276,6 @@ public protocol DoorFleet: AnyObject, Sendable {
     func alarm(_ event: String, state: String?)
     /// The tamper loop's state in `<topic>/state`.
     func tamper(_ active: Bool)
+    /// issue 33: the door's mode (`ModeMessage.json`), `<topic>/mode` retained.
+    func mode(_ json: String)
 }

@@ -24,6 +24,8 @@ public protocol FleetLink: AnyObject, Sendable {
     func publishAlarm(_ json: String)
     /// A `CommandDesk.resultJSON` on `<topic>/command/result`.
     func publishCommandResult(_ json: String)
+    /// issue 33: the door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
+    func publishMode(_ json: String)
 }
 
 /// What the link has done: totals since start, `queued` now.
@@ -130,6 +132,7 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
     }
     public func tamper(_ active: Bool) { change { $0.tamper = active } }
+    public func mode(_ json: String) { link.publishMode(json) }
 
     /// On every way out: the codes still waiting for a verdict go without one, in order; later
     /// verdicts do nothing.

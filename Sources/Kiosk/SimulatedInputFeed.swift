@@ -13,7 +13,8 @@ public enum SimulatedInputFeed {
     public static let maxLineBytes = 200
 
     public static func start(chip: SimulatedChip, config: Configuration, logger: Logger, descriptor: Int32 = 0) {
-        let names: [String: Int] = ["contact": config.doorContactLine, "rex": config.rexLine, "tamper": config.tamperLine]
+        let names: [String: Int] = ["contact": config.doorContactLine, "rex": config.rexLine, "tamper": config.tamperLine,
+                                      "emergency": config.emergencyLine]
             .compactMapValues { $0 }
         startThread(name: "kiosk-sim-input") {
             var pending: [UInt8] = []
@@ -41,7 +42,7 @@ public enum SimulatedInputFeed {
         guard !words.isEmpty else { return }
         guard words.count == 2, let level = Int(words[1]), level == 0 || level == 1,
               let offset = names[words[0]] ?? Int(words[0]), let line = chip.input(offset: offset) else {
-            logger.warning("sim_input_ignored", ["line": .bytes(bytes), "reason": "expected INPUT LEVEL: a simulated input's offset or contact, rex, tamper; then 0 or 1"])
+            logger.warning("sim_input_ignored", ["line": .bytes(bytes), "reason": "expected INPUT LEVEL: a simulated input's offset or contact, rex, tamper, emergency; then 0 or 1"])
             return
         }
         line.raise(level: level)

@@ -54,6 +54,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var desiredDoor: String?
     private var outbox: [(topic: String, payload: [UInt8], retain: Bool)] = []
     private var outboxDropped = 0
+    private var lastMode: String?
     private var onCommand: (@Sendable (_ payload: [UInt8], _ retained: Bool) -> Void)?
     private var stopDeadlineNs: UInt64?
     private var spoolWriterDone = false
@@ -208,6 +209,16 @@ public final class BrokerLink: @unchecked Sendable {
         shared.lock_ {
             desiredDoor = state
             enqueue(settings.topics.door, state, retain: true)
+        }
+        wake()
+    }
+
+    /// The door's mode (issue 33, `{"mode","reason","until"}`): `<topic>/mode`, retained; sent
+    /// again at each connection (a broker restarted without persistence forgets it).
+    public func publishMode(_ json: String) {
+        shared.lock_ {
+            lastMode = json
+            enqueue(settings.topics.mode, json, retain: true)
         }
         wake()
     }
@@ -490,6 +501,10 @@ public final class BrokerLink: @unchecked Sendable {
         }
         // issue 25: the building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
         if settings.commands { _ = mosquitto_subscribe(s, nil, settings.topics.command, 1) }
+        // issue 33: the mode in force, retained, unless it is already waiting in the outbox.
+        shared.lock_ {
+            if let m = lastMode, !outbox.contains(where: { $0.topic == settings.topics.mode }) { enqueue(settings.topics.mode, m, retain: true) }
+        }
         onEvent(.connected(broker: settings.address.description))
     }
 
@@ -497,7 +512,7 @@ public final class BrokerLink: @unchecked Sendable {
         announceDue = false
         guard let prefix = settings.discoveryPrefix else { return }
         let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version,
-                                               door: settings.door, tamper: settings.tamper)
+                                               door: settings.door, tamper: settings.tamper, commands: settings.commands)
         for m in discovery.messages { _ = publish(s, m.topic, Array(m.payload.utf8), qos: 1, retain: true) }
     }
 

@@ -22,6 +22,9 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
     func publishDoor(_ state: String) { lock.withLock { doorList.append(state) } }
     func publishAlarm(_ json: String) { lock.withLock { alarmList.append(json) } }
     func publishCommandResult(_ json: String) { lock.withLock { resultList.append(json) } }
+    private var modeList: [String] = []
+    func publishMode(_ json: String) { lock.withLock { modeList.append(json) } }
+    var modes: [String] { lock.withLock { modeList } }
     var doors: [String] { lock.withLock { doorList } }
     var alarms: [String] { lock.withLock { alarmList } }
     var results: [String] { lock.withLock { resultList } }

@@ -359,8 +359,10 @@ final class AccessRulesShownTests: XCTestCase {
             "allow visitor office",
             "allow cleaning nights (also on closed days)",
             "lockdown-allow security",
-            "unlock office first=staff",
+            "unlock office first=staff: its window is open now (from the first grant to staff in it), ends mon 2026-03-02 19:00",
             "pretix 42 visitor",
         ])
+        XCTAssertEqual(r.understood(at: at("2026-03-07", 14, 0), holidays: [LocalDate("2026-03-09")!]).filter { $0.hasPrefix("unlock") },
+                       ["unlock office first=staff: no window now, next begins tue 2026-03-10 07:00"], "Saturday after 13:00, Monday closed")
     }
 }

@@ -57,7 +57,7 @@ final class CommandDeskTests: XCTestCase {
             (#"{"id":"m","command":"open","ms":99,"time":1780000000}"#, "m", "open", "malformed: \"ms\" must be a whole number from 100 to 60000"),
             (#"{"id":"m","command":"open","ms":1500.5,"time":1780000000}"#, "m", "open", "malformed: \"ms\" must be a whole number from 100 to 60000"),
             (#"{"id":"m","command":"reload","ms":100,"time":1780000000}"#, "m", "reload", "malformed: \"ms\" is for open"),
-            (#"{"id":"m","command":"unlock-all","time":1780000000}"#, "m", "unlock-all", "unknown command (open or reload)"),
+            (#"{"id":"m","command":"unlock-all","time":1780000000}"#, "m", "unlock-all", "unknown command (open, reload or mode)"),
             (#"{"id":"m","command":"open","time":1780000000,"door":2}"#, "m", "open", "malformed: unknown member \"door\""),
             (#"{"id":"m","command":"open","time":1780000000,"id":"n"}"#, nil, nil, "malformed: duplicate member \"id\" at byte 49"),
             (#"{"id":"m","command":{"open":1},"time":1780000000}"#, nil, nil, "malformed: nested value (only text, numbers, true, false, null) at byte 20"),

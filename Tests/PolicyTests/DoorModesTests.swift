@@ -68,7 +68,7 @@ final class DoorModesTests: XCTestCase {
         XCTAssertEqual(m.mode, .lockdown, "lockdown above a commanded unlock")
         XCTAssertEqual(eval(&m, (now + 2, clock), emergency: true), .input)
         XCTAssertEqual(m.mode, .emergency, "the input above all")
-        XCTAssertEqual(eval(&m, (now + 3, clock)), .command, "the input gone: the lockdown again")
+        XCTAssertEqual(eval(&m, (now + 3, clock)), .input, "the input gone: the lockdown again, because the input ended")
         XCTAssertNil(m.command(.normal, now: now))
         XCTAssertEqual(eval(&m, (now + 4, clock)), .command)
         XCTAssertEqual(m.mode, .normal, "normal ends both the lockdown and the unlock")

@@ -5,10 +5,19 @@ import Policy
 /// A building's command from the broker (issue 25): any payload is decided without a crash
 /// (numbers of any size included); a command carried out had a readable id, a known name and a
 /// time within the allowed age; the same payload twice is never carried out twice; and the
-/// answer's JSON reads back with the same id.
+/// answer's JSON reads back with the same id. issue 33: the same bytes as `kiosk mode`'s line on
+/// the local socket: read or refused with a reason, and a command read writes back as the same
+/// line.
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
     let payload = Array(UnsafeBufferPointer(start: data, count: size))
+    switch ModeRequest.parse(payload) {
+    case .success(let c):
+        let line = Array(ModeRequest.line(c).utf8)
+        precondition(ModeRequest.parse(line) == .success(c), "a mode request does not read back")
+        precondition(payload.count <= ModeRequest.maxBytes)
+    case .failure(let e): precondition(!e.text.isEmpty)
+    }
     let nowMs: Int64 = 1_800_000_000_000
     var desk = CommandDesk(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000, remembered: 4)
     let first = desk.receive(payload, nowMs: nowMs)
@@ -18,6 +27,9 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .carryOut(let id, let command):
         precondition(!id.isEmpty && id.utf8.count <= CommandDesk.maxIDBytes && payload.count <= CommandDesk.maxPayloadBytes)
         if case .open(let ms) = command { precondition(CommandDesk.openMillisecondsRange.contains(ms)) }
+        if case .mode(.unlock) = command, case .success(let o) = FlatJSON.object(payload) {
+            precondition(o["mode"] == .string("unlock") && o["until"] != nil, "an unlock without its until")
+        }
         guard case .success(let object) = FlatJSON.object(payload), case .number(let t)? = object["time"] else {
             preconditionFailure("carried out a payload that is not a flat object with a time")
         }

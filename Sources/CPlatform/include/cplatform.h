@@ -21,4 +21,8 @@ int kiosk_open_pty(char *name, unsigned long size);
    read). What timedatectl shows as "System clock synchronized". */
 int kiosk_clock_unsynchronized(void);
 
+/* issue 33: who is at the other end of a Unix socket (SO_PEERCRED; struct ucred needs
+   _GNU_SOURCE, which Swift's Glibc does not define): 0, or -1 and errno. */
+int kiosk_peer_credentials(int fd, unsigned *uid, int *pid);
+
 #endif

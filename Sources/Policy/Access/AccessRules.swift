@@ -330,7 +330,16 @@ public struct AccessRules: Equatable, Sendable {
         }
         for a in allows { lines.append("allow \(a.group) \(a.schedule)" + (a.onHolidays ? " (also on closed days)" : "")) }
         if !lockdownAllow.isEmpty { lines.append("lockdown-allow " + lockdownAllow.sorted().joined(separator: " ")) }
-        for u in unlocks { lines.append("unlock \(u.schedule)" + (u.firstGroup.map { " first=\($0)" } ?? "")) }
+        // issue 33: each unlock window's state and next change (a first=GROUP window unlocks
+        // only once a member of GROUP is granted in it).
+        for u in unlocks {
+            let open = isOpen(u.schedule, at: clock, holidays: holidays)
+            let next = nextChange(u.schedule, after: clock, holidays: holidays)
+            let first = u.firstGroup.map { " (from the first grant to \($0) in it)" } ?? ""
+            lines.append("unlock \(u.schedule)" + (u.firstGroup.map { " first=\($0)" } ?? "") + ": "
+                         + (open ? "its window is open now\(first)" : "no window now") + ", "
+                         + (next.map { "\(open ? "ends" : "next begins") \($0.weekday.name) \($0)" } ?? "no change within 14 days"))
+        }
         for p in pretix { lines.append("pretix \(p.item)" + (p.variation.map { "/\($0)" } ?? "") + " \(p.group)") }
         return lines
     }

@@ -102,8 +102,10 @@ public struct DoorModes: Equatable, Sendable {
         commanded = false
         restored = false
         guard next != mode else { return nil }
+        // The fire panel's input ended: that is why, whatever mode follows.
+        let reason = mode == .emergency ? .input : why
         mode = next
-        return why
+        return reason
     }
 
     /// What must survive a restart: a lockdown until ended, an unlock until its time.
@@ -142,4 +144,48 @@ extension AccessRules {
         }
         return nil
     }
+}
+
+/// `kiosk mode`'s request on the kiosk's local socket (issue 33), one line: `normal`, `lockdown`
+/// or `unlock UNTIL` (Unix seconds), at most `maxBytes`; and its answer, `ok MODE` or
+/// `refused REASON`. Anything else is refused with what is accepted.
+public enum ModeRequest {
+    public static let maxBytes = 128
+    public static let expected = "normal, lockdown or unlock UNIX_SECONDS"
+
+    public static func parse(_ bytes: [UInt8]) -> Result<DoorModeCommand, ModeRequestError> {
+        guard bytes.count <= maxBytes else { return .failure(ModeRequestError(text: "longer than \(maxBytes) bytes")) }
+        var line = bytes
+        if line.last == 0x0A { line.removeLast() }
+        guard !line.contains(0x0A), let text = String(validating: line, as: UTF8.self) else {
+            return .failure(ModeRequestError(text: "not one line of text (expected \(expected))"))
+        }
+        let words = text.split(separator: " ", omittingEmptySubsequences: false)
+        switch (words.first, words.count) {
+        case ("normal", 1): return .success(.normal)
+        case ("lockdown", 1): return .success(.lockdown)
+        case ("unlock", 2):
+            let t = words[1]
+            guard !t.isEmpty, t.count <= 12, t.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let until = Int64(t) else {
+                return .failure(ModeRequestError(text: "unlock needs UNIX_SECONDS, a whole number"))
+            }
+            return .success(.unlock(until: until))
+        default:
+            return .failure(ModeRequestError(text: "expected \(expected)"))
+        }
+    }
+
+    /// The request's line for a command.
+    public static func line(_ c: DoorModeCommand) -> String {
+        switch c {
+        case .normal: return "normal\n"
+        case .lockdown: return "lockdown\n"
+        case .unlock(let until): return "unlock \(until)\n"
+        }
+    }
+}
+
+public struct ModeRequestError: Error, Equatable, Sendable {
+    public var text: String
+    public init(text: String) { self.text = text }
 }

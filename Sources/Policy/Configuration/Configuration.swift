@@ -140,6 +140,9 @@ public struct Configuration: Equatable {
     public var rexActiveLow = false
     public var tamperLine: Int?
     public var tamperActiveLow = false
+    /// issue 33: the fire panel's relay: while active the strike is held released.
+    public var emergencyLine: Int?
+    public var emergencyActiveLow = false
     public var inputBias: InputBias = .pullUp
     public var inputDebounceMs = 20
     public var doorHeldS = 30
@@ -151,7 +154,8 @@ public struct Configuration: Equatable {
 
     /// The input lines configured, with the variable that names each (issue 25).
     public var inputLines: [(variable: String, offset: Int)] {
-        let all: [(String, Int?)] = [("KIOSK_DOOR_CONTACT_LINE", doorContactLine), ("KIOSK_REX_LINE", rexLine), ("KIOSK_TAMPER_LINE", tamperLine)]
+        let all: [(String, Int?)] = [("KIOSK_DOOR_CONTACT_LINE", doorContactLine), ("KIOSK_REX_LINE", rexLine), ("KIOSK_TAMPER_LINE", tamperLine),
+                                     ("KIOSK_EMERGENCY_LINE", emergencyLine)]
         return all.compactMap { name, line in line.map { (name, $0) } }
     }
 
@@ -542,6 +546,8 @@ extension Configuration {
         .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
         // issue 33: who may enter, and when (interface.md 0.4); the file is read at start, not here.
         .file("KIOSK_ACCESS_FILE", "the absolute path of this door's rules (schedule, holidays, allow, lockdown-allow, unlock, pretix lines)", \.accessFile),
+        .line("KIOSK_EMERGENCY_LINE", \.emergencyLine),
+        .flag("KIOSK_EMERGENCY_ACTIVE_LOW", \.emergencyActiveLow),
         // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),

@@ -13,9 +13,14 @@
 /// (`rexOpens`), and releases the door either way (a door with a mechanical handle inside is not
 /// forced by someone walking out). With `relockOnContact` the strike shuts as soon as the door
 /// shuts after it was opened. Tamper is an alarm of its own, with its own end.
+///
+/// issue 33: a fourth input, the fire panel's relay (`emergency`), is only reported (the door's
+/// modes decide); and while the door is in free passage (`unlock`, `emergency`: the strike held
+/// released) it is released without end: an open door is neither forced nor held, and its held
+/// limit counts from the end of free passage.
 public struct DoorMonitor: Equatable, Sendable {
     public enum Input: String, Equatable, Sendable, CaseIterable {
-        case contact, rex, tamper
+        case contact, rex, tamper, emergency
     }
 
     /// What `<topic>/door` says.
@@ -40,6 +45,8 @@ public struct DoorMonitor: Equatable, Sendable {
         case alarmEnd(alarm: Alarm, edgeNs: UInt64, openNs: UInt64)
         /// The tamper loop opened (true) or is whole again (false) (`tamper state=alarm|ok`).
         case tamper(active: Bool, edgeNs: UInt64)
+        /// The fire panel's input became active (true) or inactive (issue 33).
+        case emergency(active: Bool, edgeNs: UInt64)
         /// Open the strike for `milliseconds` (the exit button).
         case openStrike(milliseconds: Int)
         /// Shut the strike now (relock on contact).
@@ -87,6 +94,8 @@ public struct DoorMonitor: Equatable, Sendable {
     /// The door opened during the current release (relock on contact shuts the strike when it shuts).
     var openedDuringRelease = false
     var openedAtNs: UInt64?
+    /// The strike is held released (issue 33: `unlock`, `emergency`).
+    public private(set) var freePassage = false
 
     public init(settings: Settings) { self.settings = settings }
 
@@ -106,6 +115,7 @@ public struct DoorMonitor: Equatable, Sendable {
             tampered = true
             actions += [.tamper(active: true, edgeNs: t), .soundAlarm]
         }
+        if levels[.emergency] == true { actions.append(.emergency(active: true, edgeNs: t)) }
         return actions
     }
 
@@ -129,7 +139,7 @@ public struct DoorMonitor: Equatable, Sendable {
     /// The door is released until `t + milliseconds`: a grant, or a command from the building.
     /// The strike is opened by whoever releases (the door reader), not by this.
     public mutating func release(at t: UInt64, milliseconds: Int) -> [Action] {
-        var actions = settle(upTo: t)
+        let actions = settle(upTo: t)
         let until = t + UInt64(max(0, milliseconds)) * 1_000_000
         if let current = releasedUntilNs, current > t {
             releasedUntilNs = max(current, until)
@@ -140,9 +150,28 @@ public struct DoorMonitor: Equatable, Sendable {
         return actions
     }
 
+    /// Free passage begins or ends (issue 33). While it lasts the door is released without end;
+    /// when it ends, a door still open has `heldNs` from now to shut.
+    public mutating func setFreePassage(_ on: Bool, at t: UInt64) -> [Action] {
+        var actions = settle(upTo: t)
+        guard on != freePassage else { return actions }
+        freePassage = on
+        if on {
+            releasedUntilNs = .max
+            // A door already forced or held is an alarm that ends when it shuts, as before.
+        } else {
+            releasedUntilNs = nil
+            openedDuringRelease = false
+            if state == .open { openedAtNs = t }
+            actions += settle(upTo: t)
+        }
+        return actions
+    }
+
     /// The strike shut before its time (camera lost, stop): the door is no longer released.
     public mutating func strikeClosed(at t: UInt64) -> [Action] {
         let actions = settle(upTo: t)
+        guard !freePassage else { return actions }
         releasedUntilNs = nil
         openedDuringRelease = false
         return actions
@@ -154,7 +183,7 @@ public struct DoorMonitor: Equatable, Sendable {
     /// When `tick` has something to do next (a level settling, the held limit), or nil.
     public var nextDeadlineNs: UInt64? {
         var deadlines: [UInt64] = filters.values.filter(\.pending).map { $0.rawSinceNs + settings.debounceNs }
-        if state == .open, let opened = openedAtNs { deadlines.append(opened + settings.heldNs) }
+        if state == .open, !freePassage, let opened = openedAtNs { deadlines.append(opened + settings.heldNs) }
         return deadlines.min()
     }
 
@@ -172,7 +201,7 @@ public struct DoorMonitor: Equatable, Sendable {
                     next = (due, input)
                 }
             }
-            if state == .open, let opened = openedAtNs {
+            if state == .open, !freePassage, let opened = openedAtNs {
                 let due = opened + settings.heldNs
                 // A door that shut before the limit, still settling, was not held open.
                 let shutBefore = filters[.contact].map { $0.pending && !$0.raw && $0.rawSinceNs <= due } ?? false
@@ -196,7 +225,8 @@ public struct DoorMonitor: Equatable, Sendable {
         case .contact: return 0
         case .rex: return 1
         case .tamper: return 2
-        case nil: return 3
+        case .emergency: return 3
+        case nil: return 4
         }
     }
 
@@ -232,12 +262,14 @@ public struct DoorMonitor: Equatable, Sendable {
             state = .closed
             openedAtNs = nil
             actions.append(.doorState(.closed))
-            if settings.relockOnContact, releasedUntilNs != nil, openedDuringRelease {
+            if settings.relockOnContact, !freePassage, releasedUntilNs != nil, openedDuringRelease {
                 releasedUntilNs = nil
                 openedDuringRelease = false
                 actions.append(.closeStrike)
             }
             return actions
+        case .emergency:
+            return [.emergency(active: active, edgeNs: t)]
         case .rex:
             guard active else { return [] }
             let until = t + UInt64(settings.releaseMilliseconds) * 1_000_000

@@ -6,6 +6,10 @@
 /// the first one's time, and the strike does not click shut and open again between them). It
 /// shuts when its time is up (`tick`), or at once when forced (stop, camera lost): a door must
 /// never be left open by a kiosk that is no longer watching.
+///
+/// issue 33: held released (`hold`, the `unlock` and `emergency` modes) it stays open whatever
+/// comes (grants, a lost camera) until the hold ends (`endHold`), then shuts; only a stop shuts
+/// it before (the line is released: the strike's own wiring decides, fail-safe or fail-secure).
 public struct DoorStrike: Equatable, Sendable {
     public enum CloseReason: Equatable, Sendable {
         /// `KIOSK_DOOR_MS` after the last grant.
@@ -36,8 +40,9 @@ public struct DoorStrike: Equatable, Sendable {
     public static let openMillisecondsExpected = "a whole number of milliseconds from 100 to 60000"
 
     public let openNs: UInt64
-    /// When it shuts, while it is open.
+    /// When it shuts, while it is open (`UInt64.max` while held).
     public private(set) var closesAtNs: UInt64?
+    public var isHeld: Bool { closesAtNs == .max }
 
     public init(openMilliseconds: Int) {
         openNs = UInt64(max(0, openMilliseconds)) * 1_000_000
@@ -71,10 +76,23 @@ public struct DoorStrike: Equatable, Sendable {
         return [.closed(at: end, reason: .timeUp)]
     }
 
-    /// Shuts at once (stop, camera lost); nothing when already shut. Grants afterwards open it
-    /// again as usual.
-    public mutating func forceClose(at t: UInt64, reason: String) -> [Change] {
-        guard closesAtNs != nil else { return [] }
+    /// Held released until `endHold` (a `door` event `state=open` when it was shut).
+    public mutating func hold(at t: UInt64) -> [Change] {
+        defer { closesAtNs = .max }
+        return closesAtNs == nil ? [.opened(at: t, untilNs: .max)] : isHeld ? [] : [.extended(at: t, untilNs: .max)]
+    }
+
+    /// The hold ends: the strike shuts now (`reason` the `door` event's).
+    public mutating func endHold(at t: UInt64, reason: String) -> [Change] {
+        guard isHeld else { return [] }
+        closesAtNs = nil
+        return [.closed(at: t, reason: .forced(reason))]
+    }
+
+    /// Shuts at once (camera lost); nothing when already shut or held. Grants afterwards open it
+    /// again as usual. `evenHeld`: a stop, which shuts a held strike too.
+    public mutating func forceClose(at t: UInt64, reason: String, evenHeld: Bool = false) -> [Change] {
+        guard closesAtNs != nil, evenHeld || !isHeld else { return [] }
         closesAtNs = nil
         return [.closed(at: t, reason: .forced(reason))]
     }

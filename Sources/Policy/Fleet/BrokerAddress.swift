@@ -112,6 +112,8 @@ public struct FleetTopics: Equatable, Sendable {
     public var alarm: String { prefix + "/alarm" }
     public var command: String { prefix + "/command" }
     public var commandResult: String { prefix + "/command/result" }
+    // issue 33: the door's mode (retained).
+    public var mode: String { prefix + "/mode" }
 }
 
 /// The broker's answer to CONNECT, in words (MQTT 3.1.1 section 3.2.2.3; MQTT 5's reason codes

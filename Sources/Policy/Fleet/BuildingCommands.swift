@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Commands from the building (issue 25, `KIOSK_MQTT_COMMANDS=1`): `<topic>/command` carries
-/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`; the answer goes to
+/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`, and (issue 33)
+/// `{"id", "command": "mode", "mode": "normal" | "unlock" | "lockdown", "until": UNIX_SECONDS,
+/// "time"}` (`until` for `unlock` only, and required there); the answer goes to
 /// `<topic>/command/result` as `{"id", "result": "ok" | "refused", "reason"}`.
 ///
 /// What is decided here, before anything is carried out: the payload is one small flat JSON
@@ -13,11 +15,13 @@ public struct CommandDesk: Equatable, Sendable {
     public enum Command: Equatable, Sendable {
         case open(milliseconds: Int)
         case reload
+        case mode(DoorModeCommand)
 
         public var name: String {
             switch self {
             case .open: return "open"
             case .reload: return "reload"
+            case .mode: return "mode"
             }
         }
     }
@@ -65,7 +69,7 @@ public struct CommandDesk: Equatable, Sendable {
         guard case .string(let name)? = object["command"] else {
             return .refused(id: id, command: nil, reason: "malformed: no \"command\" text")
         }
-        let known: Set<String> = ["id", "command", "ms", "time"]
+        let known: Set<String> = ["id", "command", "ms", "time", "mode", "until"]
         if let extra = object.keys.sorted().first(where: { !known.contains($0) }) {
             return .refused(id: id, command: name, reason: "malformed: unknown member \(JSONText.quoted(extra))")
         }
@@ -88,8 +92,31 @@ public struct CommandDesk: Equatable, Sendable {
         case "reload":
             guard object["ms"] == nil else { return .refused(id: id, command: name, reason: "malformed: \"ms\" is for open") }
             command = .reload
+        case "mode":
+            guard object["ms"] == nil else { return .refused(id: id, command: name, reason: "malformed: \"ms\" is for open") }
+            guard case .string(let mode)? = object["mode"] else {
+                return .refused(id: id, command: name, reason: "malformed: no \"mode\" text (normal, unlock or lockdown)")
+            }
+            switch (mode, object["until"]) {
+            case ("normal", nil): command = .mode(.normal)
+            case ("lockdown", nil): command = .mode(.lockdown)
+            case ("unlock", .number(let until)?) where until == until.rounded() && abs(until) < 1e11:
+                command = .mode(.unlock(until: Int64(until)))
+            case ("unlock", _):
+                return .refused(id: id, command: name, reason: "malformed: unlock needs \"until\" (Unix seconds, at most 24 h ahead)")
+            case ("normal", _), ("lockdown", _):
+                return .refused(id: id, command: name, reason: "malformed: \"until\" is for unlock")
+            default:
+                return .refused(id: id, command: name, reason: "unknown mode \(JSONText.quoted(mode)) (normal, unlock or lockdown; emergency comes from the fire panel's input only)")
+            }
         default:
-            return .refused(id: id, command: name, reason: "unknown command (open or reload)")
+            return .refused(id: id, command: name, reason: "unknown command (open, reload or mode)")
+        }
+        if case .open = command, object["mode"] != nil || object["until"] != nil {
+            return .refused(id: id, command: name, reason: "malformed: \"mode\" and \"until\" are for mode")
+        }
+        if case .reload = command, object["mode"] != nil || object["until"] != nil {
+            return .refused(id: id, command: name, reason: "malformed: \"mode\" and \"until\" are for mode")
         }
         let ageMs = nowMs - Int64((seconds * 1000).rounded())
         if ageMs > maxAgeMs { return .refused(id: id, command: name, reason: "stale: \(ageMs / 1000) s old, more than \(maxAgeMs / 1000) s") }

@@ -127,3 +127,12 @@ public enum AlarmMessage {
             + "\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\"}"
     }
 }
+
+/// issue 33: `<topic>/mode` (retained): `{"mode":"lockdown","reason":"command","until":null,"time":"…"}`;
+/// `until` (Unix seconds) while a commanded unlock lasts.
+public enum ModeMessage {
+    public static func json(mode: DoorMode, reason: DoorModeReason, until: Int64?, timeMs: Int64) -> String {
+        "{\"mode\":\"\(mode.rawValue)\",\"reason\":\"\(reason.rawValue)\",\"until\":\(until.map { String($0) } ?? "null"),"
+            + "\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\"}"
+    }
+}

@@ -15,8 +15,13 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     /// binary sensor (`tamper` in `<topic>/state`) when the tamper loop is.
     public var door: Bool
     public var tamper: Bool
+    /// issue 33 (`KIOSK_MQTT_COMMANDS=1` with a strike): a select for the door's mode and a
+    /// button that opens it, both sending the building's commands.
+    public var commands: Bool
 
-    public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false) {
+    public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false,
+                commands: Bool = false) {
+        self.commands = commands
         self.prefix = prefix
         self.nodeID = FleetTopics.topicLevel(clientID)
         self.topics = topics
@@ -62,6 +67,19 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
             doorEntities.append(entity("binary_sensor", "tamper", "\"name\":\"Tamper\",\"state_topic\":\(q(topics.state)),"
                 + "\"value_template\":\(q("{{ value_json.tamper }}")),"
                 + "\"payload_on\":\"alarm\",\"payload_off\":\"ok\",\"device_class\":\"tamper\",\"entity_category\":\"diagnostic\""))
+        }
+        if commands {
+            // Home Assistant renders these with its own Jinja (now(), as_timestamp); each command
+            // gets a fresh id and the time the kiosk checks. An unlock from the select lasts an hour.
+            let stamp = "\"id\":\"ha-{{ now().timestamp() }}\",\"time\":{{ now().timestamp() | int }}"
+            let modeTemplate = "{\"command\":\"mode\",\"mode\":\"{{ value }}\",\(stamp)"
+                + "{% if value == 'unlock' %},\"until\":{{ (now().timestamp() + 3600) | int }}{% endif %}}"
+            doorEntities.append(entity("select", "mode", "\"name\":\"Mode\",\"state_topic\":\(q(topics.mode)),"
+                + "\"value_template\":\(q("{{ value_json.mode }}")),\"command_topic\":\(q(topics.command)),"
+                + "\"command_template\":\(q(modeTemplate)),\"options\":[\"normal\",\"unlock\",\"lockdown\",\"emergency\"],"
+                + "\"icon\":\"mdi:door-closed-lock\""))
+            doorEntities.append(entity("button", "open", "\"name\":\"Open\",\"command_topic\":\(q(topics.command)),"
+                + "\"command_template\":\(q("{\"command\":\"open\",\(stamp)}")),\"icon\":\"mdi:door-open\""))
         }
         return [
             tag,
