@@ -54,7 +54,7 @@ PACKAGES += faketime
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
-PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2
+PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2 jinja2==3.1.6
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
 PYTHON ?= python3

@@ -61,6 +61,10 @@ final class AccessEndToEndTests: XCTestCase {
 
     /// The release kiosk with its wall clock starting at `local` (in `env`'s TZ), to its end.
     func runAt(_ local: String, env: [String: String], command: String = "run") throws -> KioskProcess.Run {
+        try AccessEndToEndTests.runAt(local, env: env, command: command)
+    }
+
+    static func runAt(_ local: String, env: [String: String], command: String = "run") throws -> KioskProcess.Run {
         let (p, out, err) = try KioskProcess.start(["-m", "--exclude-monotonic", local, KioskProcess.binary.path, command], env: env,
                                                    executable: URL(fileURLWithPath: AccessEndToEndTests.faketime))
         final class Box: @unchecked Sendable { var data = Data() }
