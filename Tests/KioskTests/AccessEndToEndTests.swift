@@ -119,6 +119,49 @@ final class AccessEndToEndTests: XCTestCase {
         XCTAssertTrue(doctor.stdout.contains("PASS holidays: closed days in the next 30 days: 2026-03-06, 2026-03-07"), doctor.stdout)
     }
 
+    /// README's small office, as the README gives it: its rules file read by `kiosk check` (the
+    /// holidays file swapped for one here), its passes minted by the issue-credential lines it shows.
+    func testTheReadmesSmallOfficeRulesAndPassesWork() throws {
+        let readme = try String(contentsOf: Checkout.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try XCTUnwrap(lines.firstIndex { $0.hasSuffix("<<'RULES'") }), end = try XCTUnwrap(lines.firstIndex(of: "RULES"))
+        let ics = folder + "/holidays.ics"
+        try "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\nUID:a@t\r\nDTSTAMP:20260101T000000Z\r\nDTSTART;VALUE=DATE:20261225\r\nRRULE:FREQ=YEARLY\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+            .write(toFile: ics, atomically: true, encoding: .utf8)
+        let text = lines[(start + 1)..<end].joined(separator: "\n").replacingOccurrences(of: "/etc/kiosk/holidays.ics", with: ics)
+        try text.write(toFile: rules, atomically: true, encoding: .utf8)
+        let check = try KioskProcess.run(["check"], env: env(["KIOSK_CAMERA": "replay:" + folder]))
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stdout.contains("schedules=2 allow=3 lockdown_allow=1 unlock=0 pretix=0 holidays="), check.stdout)
+        // The mint lines, with this test's key for issuer.key.
+        let script = Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path
+        let mints = lines.filter { $0.hasPrefix("deploy/examples/issue-credential mint ") }
+        XCTAssertEqual(mints.count, 3)
+        _ = try Self.python(script, ["keygen", "--kid", "office-1", "--key", folder + "/issuer.key", "--trust-dir", trust])
+        for m in mints {
+            let args = m.split(separator: " ").dropFirst().map { $0 == "issuer.key" ? folder + "/issuer.key" : String($0) }
+            let out = try Self.python(script, args)
+            XCTAssertTrue(out.hasPrefix("KC1:"), "\(m): \(out)")
+        }
+    }
+
+    /// The peers' Python running `script ARGS`: its standard output (a failure throws).
+    static func python(_ script: String, _ args: [String]) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
+        p.arguments = [script] + args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw NSError(domain: "\(script) \(args): \(String(decoding: e, as: UTF8.self))", code: Int(p.terminationStatus))
+        }
+        return String(decoding: o, as: UTF8.self)
+    }
+
     func testABadRulesFileStopsTheStartAndIsRefusedOnSIGHUP() throws {
         try "schedule office mon-fri 07:00-19:00\nallow visitor offices\n".write(toFile: folder + "/bad", atomically: true, encoding: .utf8)
         let bad = try KioskProcess.run(["run"], env: env(["KIOSK_ACCESS_FILE": folder + "/bad", "KIOSK_CAMERA": "replay:" + (try replay([], name: "none"))]))
