@@ -1075,6 +1075,40 @@ group_inputs() {
     pass "$label: every line released after stop"
   else fail "$label: lines still held after stop: $(line_info $IN_CONTACT); $(line_info $IN_STRIKE)"; fi
 
+  # 1b. issue 33: the modes on real lines. A lockdown by `kiosk mode` over the kiosk's socket; the
+  # exit button still opens; the fire panel's relay (a contact to ground, active-low) holds the
+  # strike released above the lockdown, past KIOSK_DOOR_MS, until it opens again.
+  label="inputs: lockdown, the exit button and the fire panel's input (libgpiod v$GPIOD_API)"
+  IN_FIRE=3
+  mkdir -p /tmp/vm-state /tmp/vm-run && rm -f /tmp/vm-state/mode
+  pull $IN_REX pull-up; pull $IN_FIRE pull-up; pull $IN_STRIKE pull-down
+  kiosk_start KIOSK_FORMAT=GREY KIOSK_GPIO_CHIP="$CHIP" KIOSK_DOOR_LINE=$IN_STRIKE KIOSK_DOOR_MS=1000 \
+    KIOSK_REX_LINE=$IN_REX KIOSK_REX_ACTIVE_LOW=1 KIOSK_EMERGENCY_LINE=$IN_FIRE KIOSK_EMERGENCY_ACTIVE_LOW=1 \
+    KIOSK_INPUT_BIAS=as-is KIOSK_INPUT_DEBOUNCE_MS=20 STATE_DIRECTORY=/tmp/vm-state RUNTIME_DIRECTORY=/tmp/vm-run
+  if wait_log 'event=ready ' 30 && line_input_by_kiosk $IN_FIRE; then
+    said=$(env -i PATH=/bin:/usr/bin RUNTIME_DIRECTORY=/tmp/vm-run /bin/kiosk mode lockdown 2>&1)
+    if [ "$said" = "mode: lockdown" ] && wait_log 'event=mode mode=lockdown reason=command' 5 && [ "$(cat /tmp/vm-state/mode)" = "$(printf 'kiosk-mode 1\nlockdown')" ]; then
+      pass "$label: kiosk mode lockdown over the socket, kept in \$STATE_DIRECTORY/mode"
+    else fail "$label: kiosk mode lockdown said \"$said\""; show "$LOG"; fi
+    edge $IN_REX pull-down rex 1
+    if wait_value "$SIMBASE/sim_gpio$IN_STRIKE/value" 1 3; then pass "$label: in the lockdown the exit button opened the strike"
+    else fail "$label: the exit button did not open the strike in a lockdown"; show "$LOG"; fi
+    pull $IN_REX pull-up
+    wait_value "$SIMBASE/sim_gpio$IN_STRIKE/value" 0 3
+    edge $IN_FIRE pull-down emergency_input 1
+    if wait_log 'event=mode mode=emergency reason=input' 5 && wait_value "$SIMBASE/sim_gpio$IN_STRIKE/value" 1 3; then
+      sleep 1.5   # past KIOSK_DOOR_MS=1000: held, not timed
+      if [ "$(cat "$SIMBASE/sim_gpio$IN_STRIKE/value")" = 1 ]; then pass "$label: the fire panel's input holds the strike released above the lockdown (line $IN_STRIKE high after 1.5 s)"
+      else fail "$label: the strike shut during the emergency"; show "$LOG"; fi
+    else fail "$label: no emergency mode or strike on the input"; show "$LOG"; fi
+    edge $IN_FIRE pull-up emergency_input 2
+    if wait_log 'event=mode mode=lockdown reason=input' 5 && wait_value "$SIMBASE/sim_gpio$IN_STRIKE/value" 0 3; then
+      pass "$label: the input ended: back to the lockdown, the strike shut"
+    else fail "$label: after the input the mode or the strike is wrong"; show "$LOG"; fi
+  else fail "$label: never ready, or line $IN_FIRE not held: $(line_info $IN_FIRE)"; show "$LOG"; fi
+  check_stop "$label"
+  line_unused $IN_FIRE || fail "$label: line $IN_FIRE still held after stop"
+
   # 2. Bounce: two changes 1 ms apart (the contact chattering) are filtered by a 20 ms debounce,
   # and seen with none.
   for db in 20 0; do
