@@ -237,7 +237,8 @@ soak: deps
 	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes,
-# credentials: Base45, zlib, CBOR, COSE, CWT, KT1; the access rules and their iCalendar holidays), FUZZ_SECONDS
+# credentials: Base45, zlib, CBOR, COSE, CWT, KT1; the access rules and their iCalendar holidays; event
+# tickets: pretix_sig1's framing and protobuf), FUZZ_SECONDS
 # each. The seeds are in Fuzz/Corpus; what a run learns stays in FUZZ_WORK (kept from run to run,
 # the seeds merged in each time); a crash or a failed check is written to Fuzz/Crashes/ and fails
 # the target (keep it, and add it to the tests). CI runs it (.ci/run, FUZZ_SECONDS there).
@@ -246,7 +247,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps
