@@ -154,7 +154,8 @@ final class TicketEndToEndTests: XCTestCase {
         for entries in [1, 2] {
             let ticket = try mint("gig", item: 42, until: now + 3600)
             let e = env(["KIOSK_TICKET_ENTRIES": String(entries)])
-            let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo\(entries)", count: 2)
+            // A third frame is never fed: the kiosk waits for it, so the SIGKILL finds it running.
+            let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo\(entries)", count: 3)
             let kiosk = try FleetEndToEndTests.LiveKiosk(env: e.merging(["KIOSK_CAMERA": "replay:" + fifo.path]) { _, b in b })
             XCTAssertTrue(kiosk.waitFor("credentials_reloaded"), kiosk.text)
             fifo.feed(try FleetEndToEndTests.frame(Array(ticket.utf8)))
