@@ -50,13 +50,18 @@ PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
-# iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33).
+# iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33); event
+# tickets minted by pretix itself (issue 34: its Sig1TicketSecretGenerator, Tests/Peers/pretix_tickets.py).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
 PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2 jinja2==3.1.6
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
+# pretix in a venv of its own inside the peers' (.cache/peers/pretix; the tests find its python
+# beside KIOSK_PEERS_PYTHON): its webauthn wants cbor2 6, cwt 3.3.0 wants cbor2 5.
+PRETIX_PEER := pretix==2026.8.0
+PRETIX_PEER_DIR := $(PEERS_DIR)/pretix
 PYTHON ?= python3
 export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 
@@ -80,11 +85,14 @@ deps:
 # The Python peers, installed once per pin list (a stamp file names it): the tests' only use of PyPI.
 peers:
 	@stamp=$(PEERS_DIR)/.pins; \
-	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS)" ]; then \
-	  echo "make peers: installing $(PEERS) into $(PEERS_DIR)"; \
+	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS) $(PRETIX_PEER)" ]; then \
+	  echo "make peers: installing $(PEERS) into $(PEERS_DIR), $(PRETIX_PEER) into $(PRETIX_PEER_DIR)"; \
 	  rm -rf $(PEERS_DIR) && $(PYTHON) -m venv $(PEERS_DIR) && \
-	  $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PEERS) && echo "$(PEERS)" > $$stamp; \
-	else echo "make peers: $(PEERS_DIR) has $(PEERS)"; fi
+	  $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PEERS) && \
+	  $(PYTHON) -m venv $(PRETIX_PEER_DIR) && \
+	  $(PRETIX_PEER_DIR)/bin/pip install -q --disable-pip-version-check $(PRETIX_PEER) && \
+	  echo "$(PEERS) $(PRETIX_PEER)" > $$stamp; \
+	else echo "make peers: $(PEERS_DIR) has $(PEERS) $(PRETIX_PEER)"; fi
 
 # The package list `make deps` installs on this release (or on CODENAME=...), one line.
 print-deps:
@@ -245,7 +253,8 @@ soak: deps
 	  --scratch-path .build/soak --filter SoakTests 2>&1 | grep -E 'soak:|error|Executed'
 
 # libFuzzer on the parsers of outside input (configuration, PGM/PNG, log escaping, OSDP bus bytes,
-# credentials: Base45, zlib, CBOR, COSE, CWT, KT1; the access rules and their iCalendar holidays), FUZZ_SECONDS
+# credentials: Base45, zlib, CBOR, COSE, CWT, KT1; the access rules and their iCalendar holidays; event
+# tickets: pretix_sig1's framing and protobuf), FUZZ_SECONDS
 # each. The seeds are in Fuzz/Corpus; what a run learns stays in FUZZ_WORK (kept from run to run,
 # the seeds merged in each time); a crash or a failed check is written to Fuzz/Crashes/ and fails
 # the target (keep it, and add it to the tests). CI runs it (.ci/run, FUZZ_SECONDS there).
@@ -254,7 +263,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps

@@ -24,6 +24,8 @@ let package = Package(
         .executableTarget(name: "FuzzCommand", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 33: a door's access rules, read and decided.
         .executableTarget(name: "FuzzAccess", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // issue 34: pretix's signed tickets: the framing, the payload's protobuf, the verifier.
+        .executableTarget(name: "FuzzTicket", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 33: a holidays calendar (iCalendar) through libical and the kiosk's shim.
         .executableTarget(name: "FuzzHolidays", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],

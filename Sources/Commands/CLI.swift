@@ -131,7 +131,8 @@ public enum KioskCommand {
             let (trust, problems) = CredentialFiles.load(config, environment)
             for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
             if !problems.isEmpty { return ExitStatus.config }
-            print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders")
+            print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders, "
+                  + "\(trust.ticketKeys.count) event keys (pretix)")
             // issue 33: the door's rules as understood, at the local time now.
             if let access = trust.access {
                 let now = LocalTime.wallClock(unixSeconds())

@@ -62,12 +62,13 @@ enum CredentialSetup {
             }
             verifier.reload(trust)
             logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
-            return "keys=\(trust.keys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)" + (trust.access.map { " " + $0.summary } ?? "")
+            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+                + (trust.access.map { " " + $0.summary } ?? "")
         }
     }
 
     static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
-        logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "revoked": .int(trust.revoked.count),
+        logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "ticket_keys": .int(trust.ticketKeys.count), "revoked": .int(trust.revoked.count),
                                              "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
                                              "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
@@ -101,6 +102,16 @@ enum CredentialSetup {
         for k in keys { add(.pass, "trust", "kid \(k.kidText): \(k.key.kind.rawValue) key in \(c.trustDir)/\(k.file)") }
         for p in problems { add(.fail, "trust", "\(c.trustDir): \(p)") }
         if keys.isEmpty && problems.isEmpty { add(.warn, "trust", "\(c.trustDir) holds no key (KID.pem): no signed credential can be granted") }
+        // issue 34: the events' keys for their tickets (name, type, how the file holds it).
+        let tickets = TicketKeys.load(trustDir: c.trustDir)
+        let ticketDir = TicketKeys.folder(trustDir: c.trustDir)
+        for k in tickets.keys {
+            add(.pass, "pretix", "event \(k.name): \(k.key.kind.rawValue) key (\(k.form)) in \(ticketDir)/\(k.file)")
+        }
+        for p in tickets.problems { add(.fail, "pretix", "\(c.trustDir)/\(p)") }
+        if tickets.keys.isEmpty && tickets.problems.isEmpty {
+            add(.pass, "pretix", "\(ticketDir): no event's key (pretix/NAME.pem): event tickets are denied (unknown key)")
+        }
         switch Result(catching: { try CredentialFiles.revokedCount(c.revokedFile) }) {
         case .success(nil): add(.pass, "revoked", "\(c.revokedFile) does not exist: nothing revoked")
         case .success(let list?): add(.pass, "revoked", "\(c.revokedFile): \(list) revoked")

@@ -30,7 +30,7 @@ public enum CredentialFiles {
     }
 
     /// Everything, or the problems: a trust directory that cannot be read or holds a file that
-    /// is not a key, a TOTP file that cannot be read or has a bad line (its number, never its
+    /// is not a key (its `pretix` folder too: an event's key that is not Ed25519), a TOTP file that cannot be read or has a bad line (its number, never its
     /// secret), a revocation file that cannot be read (missing is fine: none revoked). With no
     /// key and no TOTP secret at all nothing could ever be granted: a problem too.
     public static func load(_ c: Configuration, _ environment: [String: String]) -> (trust: CredentialTrust, problems: [Problem]) {
@@ -44,6 +44,10 @@ public enum CredentialFiles {
         if !list.isEmpty && !(missing && totp != nil) {
             problems += list.map { Problem(variable: "KIOSK_TRUST_DIR", value: c.trustDir, reason: $0.description) }
         }
+        // issue 34: events' keys for their tickets, in the trust directory's `pretix` folder.
+        let (ticketKeys, ticketProblems) = TicketKeys.load(trustDir: c.trustDir)
+        trust.ticketKeys = ticketKeys
+        problems += ticketProblems.map { Problem(variable: "KIOSK_TRUST_DIR", value: c.trustDir, reason: $0.description) }
         do {
             if let text = try SmallFile.read(c.revokedFile, limit: 4 << 20) {
                 trust.revoked = RevocationList.parse(String(decoding: text, as: UTF8.self))
@@ -69,9 +73,9 @@ public enum CredentialFiles {
                 problems.append(Problem(variable: "KIOSK_ACCESS_FILE", value: path, reason: String(describing: error)))
             }
         }
-        if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty {
+        if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty && trust.ticketKeys.isEmpty {
             problems.append(Problem(variable: "KIOSK_TRUST_DIR", value: c.trustDir,
-                                    reason: "no issuer key (KID.pem) there and no TOTP secret: no credential could be granted"))
+                                    reason: "no issuer key (KID.pem) there, no event's key (pretix/NAME.pem) and no TOTP secret: no credential could be granted"))
         }
         return (trust, problems)
     }

@@ -21,13 +21,18 @@ public struct CredentialOutcome: Equatable, Sendable {
     /// issue 33: the credential's groups, once its signature is checked (a `first=GROUP` unlock
     /// begins with a grant to one of them).
     public var groups: [String] = []
+    /// An event ticket's variation and date of a series, when it has them (issue 34; its item
+    /// is in `sub`, `pretix:NAME:ITEM`).
+    public var variation: UInt64?
+    public var subevent: UInt64?
 
     public var granted: Bool { reason == .valid }
 
     public init(kind: CredentialKind, reason: CredentialReason, kid: String? = nil, iss: String? = nil, sub: String? = nil,
-                cti: String? = nil, exp: Int64? = nil, hash: String) {
+                cti: String? = nil, exp: Int64? = nil, hash: String, variation: UInt64? = nil, subevent: UInt64? = nil) {
         self.kind = kind; self.reason = reason; self.kid = kid; self.iss = iss; self.sub = sub; self.cti = cti; self.exp = exp
         self.hash = hash
+        self.variation = variation; self.subevent = subevent
     }
 }
 
@@ -38,16 +43,20 @@ public struct CredentialTrust: @unchecked Sendable {
     public var secrets: [TOTPSecret]
     /// The door's rules (`KIOSK_ACCESS_FILE`, issue 33); nil: every valid credential opens.
     public var access: DoorRules?
-    public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = [], access: DoorRules? = nil) {
+    /// Events' keys for their tickets (`$KIOSK_TRUST_DIR/pretix/`, issue 34).
+    public var ticketKeys: [TicketKey]
+    public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = [], access: DoorRules? = nil,
+                ticketKeys: [TicketKey] = []) {
         self.keys = keys
         self.revoked = revoked
         self.secrets = secrets
         self.access = access
+        self.ticketKeys = ticketKeys
     }
 }
 
 /// The credential verifier (issue 21): signed credentials (PREFIX + Base45 + [zlib] + COSE_Sign1
-/// + CWT) and rotating codes (KT1), checked with no network. The signature is verified over the
+/// + CWT), rotating codes (KT1) and event tickets (pretix_sig1, issue 34), checked with no network. The signature is verified over the
 /// exact bytes before any claim is read; the used-token store has a token on disk before a grant
 /// is returned. Thread-safe; `verify` does the work on the caller's thread (`CredentialWorker`
 /// runs it off the frame loop).
@@ -99,6 +108,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         switch CredentialKind.of(payload, signedPrefix: prefix) {
         case .signed: return signed(payload.dropFirst(prefix.utf8.count), hash: hash)
         case .rotating: return rotating(payload, hash: hash)
+        case .ticket: return ticket(payload, hash: hash)
         case .none: return CredentialOutcome(kind: .none, reason: .notACredential, hash: hash)
         }
     }
@@ -177,6 +187,44 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         let until = (step + 1) * period + period
         o.exp = until
         o.reason = admit(subject: code.holder, token: (UsedTokens.rotatingKey(holder: code.holder, step: step), until, 1), now: now)
+        return o
+    }
+
+    // MARK: event tickets (issue 34)
+
+    /// A pretix_sig1 secret: the framing, then the signature against each event's key, then
+    /// (only then) the payload; then revoked and the time, the door's rules, antipassback (per
+    /// ticket) and the entries in the used-token store (`KIOSK_TICKET_ENTRIES`; 0: not counted).
+    /// Without a key that verifies it, another event's ticket and a changed one look the same:
+    /// `signature` (`unknown key` only when no event's key is trusted at all).
+    private func ticket(_ payload: [UInt8], hash: String) -> CredentialOutcome {
+        var o = CredentialOutcome(kind: .ticket, reason: .malformed, hash: hash)
+        guard let secret = PretixSecret(payload) else { return o }
+        let keys = lock.withLock { trust.ticketKeys }
+        guard !keys.isEmpty else { o.reason = .unknownKey; return o }
+        // Verify, then parse: the payload is read only once an event's key has signed it.
+        guard let key = keys.first(where: { (try? $0.key.verify(message: secret.payload, signature: secret.signature)) == true }) else {
+            o.reason = .signature
+            return o
+        }
+        o.kid = key.name
+        guard let t = try? PretixTicket(payload: secret.payload), let digest = try? Crypto.sha256(secret.payload) else { return o }
+        o.sub = "pretix:\(key.name):\(t.item)"
+        o.exp = t.validUntil
+        o.variation = t.variation == 0 ? nil : t.variation
+        o.subevent = t.subevent == 0 ? nil : t.subevent
+        let now = wallClock()
+        let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
+        let synced = synchronization.isSynchronized
+        o.reason = TicketCheck.ticket(t, rules: rules, now: now, clockSynced: synced,
+                                      revoked: revoked.contains(String(decoding: payload, as: UTF8.self)))
+        guard o.reason == .valid else { return o }
+        let groups = access.map { $0.rules.groups(forTicket: t.item, variation: t.variation, subevent: t.subevent) } ?? []
+        o.groups = groups
+        o.reason = allowed(groups, access: access, now: now, synced: synced)
+        guard o.reason == .valid else { return o }
+        let entry = UsedTokens.ticketKey(payloadDigest: digest)
+        o.reason = admit(subject: entry, token: rules.ticketEntries > 0 ? (entry, t.validUntil, rules.ticketEntries) : nil, now: now)
         return o
     }
 

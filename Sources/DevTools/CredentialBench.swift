@@ -9,7 +9,7 @@ import Platform
 import Policy
 
 /// `kiosk-dev credentials` (make bench-credentials): what one verification costs (Base45, zlib,
-/// COSE, the signature, the claims), ES256 and Ed25519, and what an idle frame costs with
+/// COSE, the signature, the claims), ES256 and Ed25519, an event ticket (pretix_sig1, issue 34), and what an idle frame costs with
 /// credentials mode on and off (no change expected: the verifier only runs for a code).
 ///
 /// The credentials were minted once by PyPI's cwt (Tests/Peers/credentials.py) with keys made
@@ -26,6 +26,11 @@ R6ZQksFvNPynpVGAlhEqUesCNM80mdMLQA9E+5C3und48bJgbd4Pahb/rg==
 MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
 -----END PUBLIC KEY-----
 """
+    /// issue 34: an event's key and a ticket minted by pretix 2026.8.0's Sig1TicketSecretGenerator
+    /// (Tests/Peers/pretix_tickets.py): item 42/7, subevent 3, valid until 2100. Verified with
+    /// KIOSK_TICKET_ENTRIES=0, so a verification leaves no trace in the store.
+    static let pretixKey = "LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0KTUNvd0JRWURLMlZ3QXlFQTB3cUpTcFZYMWU4cUtZQnp3ZnA0aTlDUTUvYWdBYUhneExxWmdUandNWWs9Ci0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLQo="
+    static let pretixTicket = "=0QlupFq25GfG3oEuQhdzQKy8REabiHMWIsUi1VGDZ+zxASP0dkcN84ZOP0GvDkqshOlcXg/3q85qTYrG32qEi2DkmprACjBq+s4AiyAgcAGqAxaGJWSwNVTUxUCKAEAdAQA"
     static let es256Credential = "KC1:NCFOXN*TS0BI$ZDFRH%IAD.BY:GOKDAZG%I6.SA-3H16LPTM5TM88OLCR8-RLAI$V5 042S6KKI7PQ86QBH5NI3YHITU1L*8HU8Y%JS5S 46ZU7I6VN8N95P76F7$VNJU8%FO87L$TOUNFV52TE-G3AN8%XN77QXHB%XSKAF1LE5-O90UB6J JRNQJR$U1Z5 AS5 EO10KPE40"
     static let ed25519Credential = "KC1:NCFOXN*TS0BI% FFRH%IAD.BY:GUJDAZG%I6.SA-3H16LPTM5TM88OLCR8-RLAI$V5 042S6KKI7PQ86QBH5NI3YHITU1L*8+YFZRJ/EJ1257$KNPU9LRUPI6VQ1SDHV2$L6602-X4AGM/HRH:G0MRS:NR%1J4KCVF0Y4*DV3BP-V3A:BO-L3MQRK2AZP-2K$:A+ 38508V320"
 
@@ -34,6 +39,10 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         public var ed25519Us: Double
         /// Base45 + zlib + COSE parse of the ES256 one, without the signature.
         public var parseUs: Double
+        /// An event ticket (pretix_sig1, issue 34): the whole verification, and the framing
+        /// and payload read without the signature.
+        public var pretixUs: Double
+        public var pretixParseUs: Double
         public var idleFrameUsOff: Double
         public var idleFrameUsOn: Double
         /// One decision of the door's rules (issue 33): the local time read (localtime_r) and
@@ -70,6 +79,7 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
                 print("  ES256   \(Format.fixed(r.es256Us, 1)) us")
                 print("  Ed25519 \(Format.fixed(r.ed25519Us, 1)) us")
                 print("  of which Base45 + zlib + COSE parsing \(Format.fixed(r.parseUs, 1)) us")
+                print("  an event ticket (pretix_sig1, Ed25519) \(Format.fixed(r.pretixUs, 1)) us, of which framing + protobuf \(Format.fixed(r.pretixParseUs, 2)) us")
                 print("an idle frame (640x480, no code), ScanService.process:")
                 print("  credentials off \(Format.fixed(r.idleFrameUsOff, 1)) us, on \(Format.fixed(r.idleFrameUsOn, 1)) us")
                 print("one decision of the door's rules (interface.md's example, 30 closed days):")
@@ -91,9 +101,12 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let keys = [TrustedKey(kid: Array("bench-es".utf8), key: try PublicKey(pem: Array(es256Key.utf8)), file: "bench-es.pem"),
                     TrustedKey(kid: Array("bench-ed".utf8), key: try PublicKey(pem: Array(ed25519Key.utf8)), file: "bench-ed.pem")]
-        let verifier = CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30, requireSyncedClock: false),
-                                          antipassbackSeconds: 0, trust: CredentialTrust(keys: keys), store: UsedTokenStore(directory: dir),
-                                          clock: MonotonicClock())
+        let pem = Base64.decode(pretixKey) ?? []
+        let ticketKeys = [TicketKey(name: "bench", key: try PublicKey(pem: pem), file: "bench.pem", form: "base64 of PEM")]
+        let verifier = CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30,
+                                                                                 requireSyncedClock: false, ticketEntries: 0),
+                                          antipassbackSeconds: 0, trust: CredentialTrust(keys: keys, ticketKeys: ticketKeys),
+                                          store: UsedTokenStore(directory: dir), clock: MonotonicClock())
         func time(_ payload: [UInt8]) throws -> Double {
             let first = verifier.verify(payload)
             guard first.granted else { throw CryptoError("the bench's credential was refused: \(first.reason.rawValue)") }
@@ -107,6 +120,14 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         }
         let es = Array(es256Credential.utf8), ed = Array(ed25519Credential.utf8)
         let esUs = try time(es), edUs = try time(ed)
+        let ticket = Array(pretixTicket.utf8)
+        let ticketUs = try time(ticket)
+        var ticketParse: [Double] = []
+        for _ in 0..<iterations {
+            let t0 = monotonicNanoseconds()
+            if let s = PretixSecret(ticket) { _ = try? PretixTicket(payload: s.payload) }
+            ticketParse.append(Double(monotonicNanoseconds() - t0) / 1e3)
+        }
         var parse: [Double] = []
         for _ in 0..<iterations {
             let t0 = monotonicNanoseconds()
@@ -152,7 +173,8 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         let worker = CredentialWorker(verifier: verifier)
         let on = idle(worker)
         worker.shutDown()
-        return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), idleFrameUsOff: off, idleFrameUsOn: on,
+        return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), pretixUs: ticketUs, pretixParseUs: median(ticketParse),
+                      idleFrameUsOff: off, idleFrameUsOn: on,
                       accessDecisionUs: accessUs, accessRulesUs: rulesUs, iterations: iterations)
     }
 }

@@ -377,7 +377,7 @@ public final class ScanService {
     }
 
     // issue 21
-    /// A signed credential or rotating code: the read pattern and the verdict's wait at once, the
+    /// A signed credential, rotating code or event ticket: the read pattern and the verdict's wait at once, the
     /// verification on the verifier's thread; the `scan` event, the `credential` event, the
     /// door, the broker and the program hear its outcome there, none of them its token.
     private func reportCredential(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double, worker: CredentialWorker) {
@@ -440,6 +440,8 @@ public final class ScanService {
         if let sub = o.sub { fields.append(("sub", .text(sub))) }
         if let cti = o.cti { fields.append(("cti", .text(cti))) }
         if let exp = o.exp { fields.append(("exp", .int(Int(exp)))) }
+        if let v = o.variation { fields.append(("variation", .text(String(v)))) }
+        if let s = o.subevent { fields.append(("subevent", .text(String(s)))) }
         fields.append(("hash", .text(o.hash)))
         logger.log(.info, "credential", fields: fields)
     }
@@ -447,7 +449,8 @@ public final class ScanService {
     /// What the `KIOSK_ON_SCAN` program reads for a credential: the `credential` event's fields.
     static func credentialLine(_ o: CredentialOutcome) -> String {
         var parts = ["result=\(o.granted ? "granted" : "denied")", "reason=\(LogEscape.logfmt(.text(o.reason.rawValue)))"]
-        for (k, v) in [("kid", o.kid), ("iss", o.iss), ("sub", o.sub), ("cti", o.cti), ("exp", o.exp.map(String.init))] {
+        for (k, v) in [("kid", o.kid), ("iss", o.iss), ("sub", o.sub), ("cti", o.cti), ("exp", o.exp.map(String.init)),
+                       ("variation", o.variation.map(String.init)), ("subevent", o.subevent.map(String.init))] {
             if let v { parts.append("\(k)=\(LogEscape.logfmt(.text(v)))") }
         }
         parts.append("hash=\(o.hash)")
@@ -460,7 +463,7 @@ public final class ScanService {
         // issue 21: a credential never reaches the log, the broker or the program as itself.
         if let credentials {
             switch CredentialKind.of(symbol.bytes, signedPrefix: credentials.verifier.prefix) {
-            case .signed, .rotating:
+            case .signed, .rotating, .ticket:
                 return reportCredential(symbol, frame: frame, latencyMs: latencyMs, worker: credentials)
             case .none where hook == nil:
                 return reportNotACredential(symbol, frame: frame, latencyMs: latencyMs)

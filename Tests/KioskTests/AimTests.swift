@@ -76,6 +76,23 @@ final class AimTests: XCTestCase {
         XCTAssertNil(Aim.shownPayload(symbol, config: config))
     }
 
+    /// issue 34: an event ticket (a secret pretix 2026.8.0 minted: PretixTicketTests.dated) held up
+    /// while aiming, outside credentials mode: read, sized, never printed.
+    func testAnEventTicketIsNeverPrinted() throws {
+        let secret = "=ww8fh3kANufT1XYgd0eSTIyNVL1Z/Z/5yR8GEN1wCht2JhxB55rpMfa4bJzW0HWUB3b3nBeEwiC5axZZlbtCowB5aNqACjBq+s4AiyAgcAGqABT6ZmTxdlYklTCKAEAdAQA"
+        let r = try KioskProcess.run(["aim", "--json"], env: ["KIOSK_CAMERA": "replay:\(try frames(blur: 0, text: secret).path)", "KIOSK_FPS": "30"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        for piece in [secret, String(secret.prefix(16)), String(secret.suffix(16))] {
+            XCTAssertFalse(r.stdout.contains(piece) || r.stderr.contains(piece), r.stdout)
+        }
+        let last = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.split(separator: "\n").last!.utf8)) as? [String: Any])
+        XCTAssertEqual(last["code"] as? String, Aim.credentialNotShown)
+        XCTAssertEqual(last["credential"] as? Bool, true)
+        XCTAssertNotNil(last["module_px"] as? Double)
+        let symbol = DecodedSymbol(symbology: .qrcode, bytes: Array(secret.utf8), text: secret, location: [], quality: 1)
+        XCTAssertNil(Aim.shownPayload(symbol, config: Configuration()))
+    }
+
     func testBadArgumentsAndABusyCameraAreSaidPlainly() throws {
         XCTAssertEqual(try KioskProcess.run(["aim", "--seconds", "0"]).status, 64)
         XCTAssertEqual(try KioskProcess.run(["aim", "--frobnicate"]).status, 64)

@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Tests of the verdict programs in deploy/examples, run for real: verdict-allowlist against an
 # allowlist file, verdict-http against a stand-in service on loopback (verdict_server.py) that
-# answers granted, denied, slowly or not at all. Each program gets what the kiosk gives it: the
+# answers granted, denied, slowly or not at all; pretix-keys against a stand-in of pretix's API
+# (pretix_server.py) serving a key pretix made. Each program gets what the kiosk gives it: the
 # code on stdin, KIOSK_CODE and KIOSK_SYMBOLOGY in its environment.
 #
 #   tests/examples/run.sh
 #
 # Needs python3; issue-credential needs the peers' venv (`make peers`: .cache/peers, found through
-# KIOSK_PEERS_PYTHON as the Makefile exports it). Prints one PASS/FAIL line per check and ends with `N passed, M failed`;
+# KIOSK_PEERS_PYTHON as the Makefile exports it), pretix-keys pretix's beside it (.cache/peers/pretix). Prints one PASS/FAIL line per check and ends with `N passed, M failed`;
 # exits 1 when any check failed. KEEP=1 keeps the work folder.
 set -uo pipefail
 
@@ -19,9 +20,10 @@ pass() { echo "PASS $1"; passed=$((passed + 1)); }
 fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
 
 work=$(mktemp -d /tmp/kiosk-examples-test.XXXXXX)
-server_pid=
+server_pid= pretix_pid=
 cleanup() {
   [ -z "$server_pid" ] || kill "$server_pid" 2>/dev/null
+  [ -z "$pretix_pid" ] || kill "$pretix_pid" 2>/dev/null
   if [ "${KEEP:-0}" = 1 ]; then echo "work folder: $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -173,6 +175,55 @@ PY
   kt=$("$py" "$I" code --holder alice --secret "$secret")
   want=$("$py" -c 'import pyotp, sys; print(pyotp.TOTP(sys.argv[1]).at(int(sys.argv[2])))' "$secret" "$(echo "$kt" | cut -d: -f3)")
   if [ "$(echo "$kt" | cut -d: -f1,2)" = "KT1:alice" ] && [ "$(echo "$kt" | cut -d: -f4)" = "$want" ]; then pass "code prints KT1:alice:TIME:DIGITS as pyotp computes it"; else fail "code" "$kt (want $want)"; fi
+fi
+
+echo "== pretix-keys"
+# An event's key (made by pretix itself: its Sig1TicketSecretGenerator, .cache/peers/pretix) and
+# revoked secrets served by a stand-in of pretix's API with its JSON shapes (pretix_server.py).
+P=$examples/pretix-keys
+pretix_py=$(dirname "$(dirname "$py")")/pretix/bin/python
+if [ ! -x "$pretix_py" ]; then
+  fail "pretix-keys" "no $pretix_py: run make peers (it installs pretix there)"
+else
+  p=$work/pretix
+  mkdir -p "$p"
+  printf '%s\n' '{"op":"event","name":"conf"}' '{"op":"mint","event":"conf","item":1}' '{"op":"mint","event":"conf","item":2}' \
+    '{"op":"mint","event":"conf","item":3}' | "$pretix_py" "$repo/Tests/Peers/pretix_tickets.py" >"$p/minted"
+  key=$(sed -n 1p "$p/minted" | python3 -c 'import json,sys; print(json.load(sys.stdin)["valid_key"])')
+  secrets=$(sed -n '2,4p' "$p/minted" | python3 -c 'import json,sys; print(json.dumps([json.loads(l)["secret"] for l in sys.stdin]))')
+  echo 'tok-3f9a' >"$p/token"
+  chmod 600 "$p/token"
+  exec {pretix_out}< <(VALID_KEY=$key SECRETS=$secrets TOKEN=tok-3f9a RECORD=$p/record exec python3 "$repo/tests/examples/pretix_server.py")
+  pretix_pid=$!
+  read -r -t 10 pport <&"$pretix_out" || fail "the stand-in pretix started"
+  printf '%s\n' 'mallory' '# pretix acme/conf: begin' 'an-old-secret' '# pretix acme/conf: end' 'bob' >"$p/revoked"
+  run_keys() { "$P" --url "http://127.0.0.1:$pport" --organizer acme --trust-dir "$p/trust" --revoked-file "$p/revoked" "$@" 2>&1; }
+  if out=$(run_keys --event conf --token-file "$p/token"); then pass "pretix-keys fetches and writes ($out)"; else fail "pretix-keys" "$out"; fi
+  want=$(python3 -c 'import base64,sys; sys.stdout.write(base64.b64decode(sys.argv[1]).decode())' "$key")
+  if [ "$(cat "$p/trust/pretix/conf.pem")" = "$want" ] && [ "$(stat -c %a "$p/trust/pretix/conf.pem")" = 644 ]; then
+    pass "the event's key is the PEM pretix's valid_keys give (0644)"; else fail "key" "$(cat "$p/trust/pretix/conf.pem")"; fi
+  block=$(sed -n '/^# pretix acme\/conf: begin$/,/^# pretix acme\/conf: end$/p' "$p/revoked" | sed '1d;$d')
+  if [ "$block" = "$(python3 -c 'import json,sys; print("\n".join(json.loads(sys.argv[1])))' "$secrets")" ]; then
+    pass "the revoked secrets of both pages, in the event's block"; else fail "revoked" "$(cat "$p/revoked")"; fi
+  if grep -qx mallory "$p/revoked" && grep -qx bob "$p/revoked" && ! grep -q an-old-secret "$p/revoked"; then
+    pass "the file's other lines are kept, the block's old ones replaced"; else fail "revoked file" "$(cat "$p/revoked")"; fi
+  if python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r) == 3 and all(x["authorization"] == "Token tok-3f9a" for x in r), r' "$p/record"; then
+    pass "three requests (the event, two pages), each with the token from the file"; else fail "requests" "$(cat "$p/record")"; fi
+  touch "$p/trust/pretix/conf.2.pem" "$p/trust/pretix/other.pem"
+  before=$(cat "$p/revoked"; ls "$p/trust/pretix")
+  echo 'wrong-token' >"$p/bad-token"
+  if out=$(run_keys --event conf --token-file "$p/bad-token"); then fail "a refused token" "exit 0: $out"; 
+  elif [ "$(cat "$p/revoked"; ls "$p/trust/pretix")" = "$before" ]; then pass "a token pretix refuses changes nothing ($out)"; else fail "a refused token changed files"; fi
+  if out=$(run_keys --event random --token-file "$p/token"); then fail "an event without signed tickets" "exit 0"; 
+  elif [[ "$out" == *"pretix signature scheme 1"* ]]; then pass "an event without signed tickets is said plainly"; else fail "no key" "$out"; fi
+  if out=$(run_keys --event conf --token-file "$p/token"); then :; fi
+  if [ ! -e "$p/trust/pretix/conf.2.pem" ] && [ -e "$p/trust/pretix/other.pem" ]; then
+    pass "a key pretix no longer lists is removed, another event's kept"; else fail "stale keys" "$(ls "$p/trust/pretix")"; fi
+  if out=$("$P" --url http://pretix.example --organizer acme --event conf --token-file "$p/token" --trust-dir "$p/trust" --revoked-file "$p/revoked" 2>&1); then
+    fail "plain http" "exit 0"; elif [[ "$out" == *"https:// only"* ]]; then pass "plain http to another machine is refused"; else fail "http" "$out"; fi
+  if "$P" --url "http://127.0.0.1:$pport" --organizer acme --event conf --token tok-3f9a >/dev/null 2>&1; then fail "a token on the command line was taken"; else pass "a token on the command line is not taken"; fi
+  if out=$(run_keys --event conf --token-file "$p/missing"); then fail "no token file" "exit 0"; else pass "no token file: $out"; fi
+  kill "$pretix_pid" 2>/dev/null
 fi
 
 echo "$passed passed, $failed failed"

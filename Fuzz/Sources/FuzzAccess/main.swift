@@ -6,7 +6,8 @@ import Policy
 /// names a line of the file and says what is accepted; rules read are whole (every schedule an
 /// allow or unlock line names is defined, every window within a day) and read the same again;
 /// and the decision at any minute of a week, the day after a closed one included, never crashes
-/// and keeps its promises (no group: no access; always: granted; a lockdown: lockdown-allow only).
+/// and keeps its promises (no group: no access; always: granted; a lockdown: lockdown-allow only);
+/// an event ticket a pretix line names gets the group of a line that matches it.
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
@@ -40,6 +41,11 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
     }
     precondition(rules.decide(groups: [], at: WallClock(date: monday, minute: 0), holidays: [], clockSynced: true) == .noAccess)
+    // issue 34: a ticket named by a pretix line gets a group of a pretix line that matches it.
+    for p in rules.pretix {
+        let got = rules.groups(forTicket: p.item, variation: p.variation ?? 0, subevent: p.subevent ?? 0)
+        precondition(got.count == 1 && rules.pretix.contains { $0.group == got[0] && $0.matches(item: p.item, variation: p.variation ?? 0, subevent: p.subevent ?? 0) })
+    }
     return 0
 }
 

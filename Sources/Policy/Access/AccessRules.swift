@@ -70,13 +70,29 @@ public struct AccessUnlock: Equatable, Sendable {
     }
 }
 
-/// `pretix ITEM[/VARIATION] GROUP`.
+/// `pretix ITEM[/VARIATION] GROUP [subevent=ID]` (issue 34): pretix's product (and variation)
+/// ids, and for an event series the date's id, as the ticket's signed payload carries them.
 public struct AccessPretix: Equatable, Sendable {
     public var item: UInt64
     public var variation: UInt64?
     public var group: String
-    public init(item: UInt64, variation: UInt64?, group: String) {
-        self.item = item; self.variation = variation; self.group = group
+    /// Only the tickets of this date of a series; nil: of any date (or of no series).
+    public var subevent: UInt64?
+    public init(item: UInt64, variation: UInt64?, group: String, subevent: UInt64? = nil) {
+        self.item = item; self.variation = variation; self.group = group; self.subevent = subevent
+    }
+
+    /// Whether the line is about a ticket of this product, variation and date.
+    public func matches(item: UInt64, variation: UInt64, subevent: UInt64) -> Bool {
+        self.item == item && (self.variation ?? variation) == variation && (self.subevent ?? subevent) == subevent
+    }
+
+    /// How much the line names: the date first, then the variation (the most specific line wins).
+    var specificity: Int { (subevent != nil ? 2 : 0) + (variation != nil ? 1 : 0) }
+
+    /// The line as written (`42/7 visitor subevent=3`).
+    public var description: String {
+        "\(item)" + (variation.map { "/\($0)" } ?? "") + " \(group)" + (subevent.map { " subevent=\($0)" } ?? "")
     }
 }
 
@@ -188,8 +204,8 @@ public struct AccessRules: Equatable, Sendable {
                 }
                 rules.unlocks.append(AccessUnlock(schedule: String(args[0]), firstGroup: first, line: lineNumber))
             case "pretix":
-                let form = "expected pretix ITEM[/VARIATION] GROUP (ITEM, VARIATION: pretix's numeric ids)"
-                guard args.count == 2 else { throw fail(form) }
+                let form = "expected pretix ITEM[/VARIATION] GROUP [subevent=ID] (ITEM, VARIATION, ID: pretix's numeric ids)"
+                guard args.count == 2 || args.count == 3 else { throw fail(form) }
                 let ids = args[0].split(separator: "/", omittingEmptySubsequences: false)
                 guard (1...2).contains(ids.count), let item = number(ids[0]) else { throw fail(form) }
                 var variation: UInt64?
@@ -198,10 +214,17 @@ public struct AccessRules: Equatable, Sendable {
                     variation = v
                 }
                 guard isName(args[1]) else { throw fail("a GROUP of 1-64 letters, digits, '-', '_' or '.'") }
-                guard !rules.pretix.contains(where: { $0.item == item && $0.variation == variation }) else {
-                    throw fail("item \(args[0]) is given a group twice")
+                var subevent: UInt64?
+                if args.count == 3 {
+                    guard args[2].hasPrefix("subevent="), let id = number(args[2].dropFirst(9)), id > 0 else {
+                        throw fail("\(form); got '\(args[2])'")
+                    }
+                    subevent = id
                 }
-                rules.pretix.append(AccessPretix(item: item, variation: variation, group: String(args[1])))
+                guard !rules.pretix.contains(where: { $0.item == item && $0.variation == variation && $0.subevent == subevent }) else {
+                    throw fail("item \(args[0])" + (subevent.map { " of subevent \($0)" } ?? "") + " is given a group twice")
+                }
+                rules.pretix.append(AccessPretix(item: item, variation: variation, group: String(args[1]), subevent: subevent))
             default:
                 throw fail("a line starts with \(lineKinds); got '\(keyword)'")
             }
@@ -262,6 +285,15 @@ public struct AccessRules: Equatable, Sendable {
     }
 
     // MARK: the decision
+
+    /// An event ticket's groups (issue 34): the group of the most specific `pretix` line that
+    /// matches its product, variation and date (a line naming the date before one that does not,
+    /// then one naming the variation before one that does not); none: the ticket has no group,
+    /// and no `allow` line can open for it.
+    public func groups(forTicket item: UInt64, variation: UInt64, subevent: UInt64) -> [String] {
+        let best = pretix.filter { $0.matches(item: item, variation: variation, subevent: subevent) }.max { $0.specificity < $1.specificity }
+        return best.map { [$0.group] } ?? []
+    }
 
     /// Whether a credential with `groups` may enter at `clock`: granted when one of its groups has
     /// an `allow` line whose schedule is open now. A window is judged by the day it started on:
@@ -340,7 +372,7 @@ public struct AccessRules: Equatable, Sendable {
                          + (open ? "its window is open now\(first)" : "no window now") + ", "
                          + (next.map { "\(open ? "ends" : "next begins") \($0.weekday.name) \($0)" } ?? "no change within 14 days"))
         }
-        for p in pretix { lines.append("pretix \(p.item)" + (p.variation.map { "/\($0)" } ?? "") + " \(p.group)") }
+        for p in pretix { lines.append("pretix \(p.description)") }
         return lines
     }
 

@@ -112,11 +112,13 @@ public struct Configuration: Equatable {
     public var requireSyncedClock = true
     // issue 33: who may enter, and when (credentials mode); nil: every valid credential opens.
     public var accessFile: String?
+    // issue 34: how many times an event ticket opens; 0: any number (not counted).
+    public var ticketEntries = 1
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
         CredentialRules(issuers: credentialIssuers, audience: credentialAudience, skewSeconds: Int64(clockSkewS),
-                        requireSyncedClock: requireSyncedClock)
+                        requireSyncedClock: requireSyncedClock, ticketEntries: ticketEntries)
     }
 
     /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
@@ -548,6 +550,8 @@ extension Configuration {
         .file("KIOSK_ACCESS_FILE", "the absolute path of this door's rules (schedule, holidays, allow, lockdown-allow, unlock, pretix lines)", \.accessFile),
         .line("KIOSK_EMERGENCY_LINE", \.emergencyLine),
         .flag("KIOSK_EMERGENCY_ACTIVE_LOW", \.emergencyActiveLow),
+        // issue 34: event tickets (interface.md 0.4, "Event tickets").
+        .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
         // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
@@ -747,7 +751,7 @@ extension Configuration {
     /// The issue 21 block's names.
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
                                              "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
-                                             "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE"]
+                                             "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE", "KIOSK_TICKET_ENTRIES"]
 
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {

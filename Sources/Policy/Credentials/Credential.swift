@@ -40,6 +40,9 @@ public enum CredentialKind: Equatable, Sendable {
     case signed
     /// `KT1:HOLDER:UNIXTIME:DIGITS`.
     case rotating
+    /// An event ticket: a pretix_sig1 secret (issue 34), recognised by its framing alone
+    /// (`PretixSecret`: reversed base64, version 1, lengths that add up), not by a prefix.
+    case ticket
     case none
 
     public static let rotatingPrefix = "KT1:"
@@ -48,6 +51,7 @@ public enum CredentialKind: Equatable, Sendable {
     public static func of(_ payload: [UInt8], signedPrefix: String) -> CredentialKind {
         if payload.starts(with: signedPrefix.utf8) { return .signed }
         if payload.starts(with: rotatingPrefix.utf8) { return .rotating }
+        if PretixSecret(payload) != nil { return .ticket }
         return .none
     }
 }
@@ -58,11 +62,15 @@ public struct CredentialRules: Equatable, Sendable {
     public var audience: String?
     public var skewSeconds: Int64
     public var requireSyncedClock: Bool
-    public init(issuers: [String]? = nil, audience: String? = nil, skewSeconds: Int64 = 30, requireSyncedClock: Bool = true) {
+    /// How many times an event ticket opens (`KIOSK_TICKET_ENTRIES`, issue 34); 0: any number.
+    public var ticketEntries: Int
+    public init(issuers: [String]? = nil, audience: String? = nil, skewSeconds: Int64 = 30, requireSyncedClock: Bool = true,
+                ticketEntries: Int = 1) {
         self.issuers = issuers
         self.audience = audience
         self.skewSeconds = skewSeconds
         self.requireSyncedClock = requireSyncedClock
+        self.ticketEntries = ticketEntries
     }
 }
 
@@ -244,7 +252,8 @@ public struct CredentialFileError: Error, Equatable, CustomStringConvertible {
     public var description: String { "line \(line): \(reason)" }
 }
 
-/// The revocation list: one `sub`, rotating-code holder or cti (hex) a line; `#` comments.
+/// The revocation list: one `sub`, rotating-code holder, cti (hex) or event ticket's secret (as
+/// pretix's revoked secrets list it) a line; `#` comments.
 public enum RevocationList {
     public static func parse(_ text: String) -> Set<String> {
         Set(text.split(separator: "\n").map { $0.trimmedOfBlanks }.filter { !$0.isEmpty && !$0.hasPrefix("#") })

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The used-token store's content (one-time credentials' cti, rotating codes' steps), as a value:
+/// The used-token store's content (one-time credentials' cti, rotating codes' steps, event
+/// tickets' entries), as a value:
 /// what is in it, whether a token may be claimed, and its file's text, read back strictly. The
 /// file itself (written to a temporary file, fsynced, renamed, the folder fsynced) is the
 /// Credentials module's `UsedTokenStore`.
@@ -20,6 +21,9 @@ public struct UsedTokens: Equatable, Sendable {
 
     public static func signedKey(cti: [UInt8]) -> String { "c:" + PayloadBytes.hex(cti) }
     public static func rotatingKey(holder: String, step: Int64) -> String { "t:" + PayloadBytes.hex(Array(holder.utf8)) + ":" + String(step) }
+    /// An event ticket (issue 34): the SHA-256 of its signed payload (the caller hashes), so one
+    /// ticket is one entry whatever key signed it and however often pretix is asked for it.
+    public static func ticketKey(payloadDigest: [UInt8]) -> String { "p:" + PayloadBytes.hex(payloadDigest) }
 
     public enum Claim: Equatable, Sendable { case fresh, used, full }
 
@@ -101,7 +105,7 @@ public struct UsedTokens: Equatable, Sendable {
     }
 
     static func isKey(_ k: Substring) -> Bool {
-        (k.hasPrefix("c:") || k.hasPrefix("t:")) && k.count <= 160 && k.utf8.dropFirst(2).allSatisfy {
+        (k.hasPrefix("c:") || k.hasPrefix("t:") || k.hasPrefix("p:")) && k.count <= 160 && k.utf8.dropFirst(2).allSatisfy {
             ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || $0 == UInt8(ascii: ":")
         }
     }

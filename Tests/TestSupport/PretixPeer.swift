@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// pretix itself as the tests' ticket issuer (issue 34): Tests/Peers/pretix_tickets.py on PyPI's
+/// `pretix`, in the venv `make peers` makes beside the other peers' (`.cache/peers/pretix`, found
+/// from KIOSK_PEERS_PYTHON: pretix cannot share the others' venv). One Python process a test, one
+/// JSON request and answer a line, as `CredentialPeer`.
+public final class PretixPeer {
+    /// `.cache/peers/pretix/bin/python` beside KIOSK_PEERS_PYTHON's `.cache/peers/bin/python`.
+    public static var python: String? {
+        guard let peers = CredentialPeer.python else { return nil }
+        let venv = URL(fileURLWithPath: peers).deletingLastPathComponent().deletingLastPathComponent()
+        return venv.appendingPathComponent("pretix/bin/python").path
+    }
+
+    public static var script: String { Checkout.root.appendingPathComponent("Tests/Peers/pretix_tickets.py").path }
+
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+
+    public struct Failure: Error, CustomStringConvertible { public let description: String }
+
+    public init(python: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: python) else {
+            throw Failure(description: "no \(python): run `make peers` (it installs pretix there)")
+        }
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [PretixPeer.script]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    @discardableResult
+    public func ask(_ request: [String: Any]) throws -> [String: Any] {
+        var line = try JSONSerialization.data(withJSONObject: request)
+        line.append(0x0a)
+        input.fileHandleForWriting.write(line)
+        while !buffer.contains(0x0a) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw Failure(description: "the pretix peer ended") }
+            buffer.append(chunk)
+        }
+        let end = buffer.firstIndex(of: 0x0a)!
+        let answer = buffer[buffer.startIndex..<end]
+        buffer = Data(buffer[(end + 1)...])
+        let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any] ?? [:]
+        if let e = object["error"] { throw Failure(description: "pretix peer: \(e)") }
+        return object
+    }
+
+    /// pretix's version (`pretix.__version__`).
+    public func version() throws -> String { try ask(["op": "version"])["pretix"] as! String }
+
+    /// A new event with its own key pair (pretix's `_generate_keys`): the key as pretix's API
+    /// gives it in `valid_keys.pretix_sig1` (base64 of the PEM), and the PEM.
+    public func event(_ name: String) throws -> (validKey: String, pem: String) {
+        let a = try ask(["op": "event", "name": name])
+        return (a["valid_key"] as! String, a["pem"] as! String)
+    }
+
+    /// A ticket's secret as pretix's `generate_secret` returns it (times in Unix seconds).
+    public func mint(event: String, item: Int, variation: Int = 0, subevent: Int = 0, validFrom: Int? = nil, validUntil: Int? = nil) throws -> String {
+        try ask(["op": "mint", "event": event, "item": item, "variation": variation, "subevent": subevent,
+                 "valid_from": validFrom as Any? ?? NSNull(), "valid_until": validUntil as Any? ?? NSNull()])["secret"] as! String
+    }
+
+    /// Any payload, framed and signed by pretix's `_sign_payload`, base64 and reversed.
+    public func sign(event: String, payload: [UInt8]) throws -> String {
+        try ask(["op": "sign", "event": event, "payload_hex": payload.map { String(format: "%02x", $0) }.joined()])["secret"] as! String
+    }
+}
