@@ -12,6 +12,10 @@ if [ "${1:-}" = --log ]; then log=$2; shift 2; fi
 [ $# -ge 1 ] || { echo "usage: $0 [--log FILE] NAME PACKAGE..." >&2; exit 64; }
 name=$1; shift
 
+# One at a time: CI's prefetch jobs ask apt side by side (apt's own lock on its lists gives up).
+exec 9>"${TMPDIR:-/tmp}/kiosk-host-packages.lock"
+flock 9
+
 missing=""
 for p in "$@"; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing="$missing $p"

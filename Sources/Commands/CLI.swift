@@ -149,7 +149,7 @@ public enum KioskCommand {
                     : m.unlockUntil.map { "unlock until \(LocalTime.wallClock($0).weekday.name) \(LocalTime.wallClock($0)) local time" } ?? "normal"
             } ?? "unreadable: the kiosk keeps the door in lockdown until a command ends it"
             print("# mode: \(modeFile): \(text)")
-        } else {
+        } else if config.verdict == .credentials {
             print("# mode: no command in force (\(modeFile)); the unlock lines above and the emergency input decide")
         }
         let width = reading.settings.map { $0.variable.count + $0.value.count + 1 }.max() ?? 0

@@ -7,8 +7,10 @@
 # "The arm64 package on an emulated Pi" in docs/development.md.
 #
 #   tests/vm-arm64/run.sh [--deb FILE]     (default: `make deb ARCH=arm64` of this checkout, built now)
-#   tests/vm-arm64/run.sh --prepare        only the host packages, the kernel and its modules (what
-#                                          needs no .deb: CI makes them while the build runs)
+#   tests/vm-arm64/run.sh --prepare        what needs no .deb: the host packages, the kernel and its
+#                                          modules, the guest's root and its first boot (for the
+#                                          Depends tests/vm-arm64/deb-depends lists); CI makes them
+#                                          while the build and the tests run
 #
 # Everything comes from Debian's archive and is cached under $KIOSK_VM_ARM64_CACHE (default
 # .cache/vm-arm64): the guest's root (trixie arm64 with systemd, apt, mosquitto, gpiod, v4l-utils,
@@ -144,26 +146,34 @@ if [ "$(cat "$K/done" 2>/dev/null)" != "$VIMC_STAMP" ]; then
   stamp "gpio-sim and vimc built for $KVER"
 fi
 
-if [ "$PREPARE" = 1 ]; then stamp "prepared: the kernel $KVER and its modules (cached in $CACHE)"; exit 0; fi
-
 # --- the .deb -------------------------------------------------------------------------------------
-if [ -z "$DEB" ]; then
-  # The checkout's own: `make deb ARCH=arm64` (an incremental build when nothing changed).
-  DEB=$("$REPO/tests/arm64/build.sh" --deb 2>"$W/deb.log" | sed -n 's/^deb //p') || true
-  [ -n "$DEB" ] || { tail -30 "$W/deb.log"; die "tests/arm64/build.sh --deb (make deb ARCH=arm64) failed"; }
+DEB_DEPENDS=
+if [ "$PREPARE" = 0 ]; then
+  if [ -z "$DEB" ]; then
+    # The checkout's own: `make deb ARCH=arm64` (an incremental build when nothing changed).
+    DEB=$("$REPO/tests/arm64/build.sh" --deb 2>"$W/deb.log" | sed -n 's/^deb //p') || true
+    [ -n "$DEB" ] || { tail -30 "$W/deb.log"; die "tests/arm64/build.sh --deb (make deb ARCH=arm64) failed"; }
+  fi
+  [ -f "$DEB" ] && [ "$(dpkg-deb -f "$DEB" Architecture)" = arm64 ] || die "no arm64 .deb at '$DEB'"
+  # The package's Depends, names only: the guest's root must hold them (it has no network).
+  DEB_DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*//; s/|.*//; s/ //g' | grep . | sort -u | tr '\n' ' ')
+  stamp "package $(basename "$DEB")"
 fi
-[ -f "$DEB" ] && [ "$(dpkg-deb -f "$DEB" Architecture)" = arm64 ] || die "no arm64 .deb at '$DEB'"
-# The package's Depends, names only: the guest's root must hold them (it has no network).
-DEB_DEPENDS=$(dpkg-deb -f "$DEB" Depends | tr ',' '\n' | sed 's/(.*//; s/|.*//; s/ //g' | grep . | sort -u | tr '\n' ' ')
-stamp "package $(basename "$DEB")"
 
 # --- the guest's root: an ext4 image, made once ---------------------------------------------------------
 # The packages of a small systemd system, the tools the checks use (GNU time: the idle RSS), and the
 # kiosk's Depends.
 GUEST_PACKAGES="systemd systemd-sysv udev apt dbus mosquitto mosquitto-clients gpiod v4l-utils kmod procps
   util-linux libcamera-ipa libcamera0.4 adduser time"
+# And the .deb's Depends as tests/vm-arm64/deb-depends lists them, so that --prepare (CI's prefetch)
+# can make the root and its slow first boot before the .deb exists. A .deb that needs more makes
+# the root anew (its key changes), and says which list to update.
+LISTED=$(grep -v '^#' "$HERE/deb-depends" | tr '\n' ' ')
 need=""
-for p in $DEB_DEPENDS; do case " $GUEST_PACKAGES " in *" $p "*) ;; *) need="$need $p" ;; esac; done
+for p in $LISTED $DEB_DEPENDS; do case " $GUEST_PACKAGES $need " in *" $p "*) ;; *) need="$need $p" ;; esac; done
+for p in $DEB_DEPENDS; do
+  case " $LISTED " in *" $p "*) ;; *) echo "INFO vm-arm64: the .deb depends on $p, not in tests/vm-arm64/deb-depends: the guest's root is made anew (add it there)" ;; esac
+done
 GKEY=$(echo "format=1 $GUEST_PACKAGES $(echo $need | tr ' ' '\n' | sort | tr '\n' ' ') $KVER $VIMC_STAMP $(sha256sum "$HERE/stage2.sh" | cut -c1-16)" | sha256sum | cut -c1-12)
 IMG=$CACHE/root-$GKEY.img
 if [ ! -e "$IMG.done" ]; then
@@ -253,6 +263,7 @@ if [ ! -e "$IMG.done" ]; then
   touch "$IMG.done"
   stamp "first boot done: $(grep -ao 'STAGE2-PACKAGES [0-9]* in [0-9.]* s' "$CACHE/first-boot.log")"
 fi
+if [ "$PREPARE" = 1 ]; then stamp "prepared: the kernel $KVER, its modules and the guest's root (cached in $CACHE)"; exit 0; fi
 
 # --- the payload: the second disk -----------------------------------------------------------------
 PL=$W/payload
