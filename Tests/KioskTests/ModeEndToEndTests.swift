@@ -100,7 +100,7 @@ final class ModeEndToEndTests: XCTestCase {
 
         // A new process: the lockdown is read back, the retained mode says so, it still denies.
         let retained = try MosquittoSubscriber(broker: broker, topic: topic + "/mode")
-        let second = try FleetEndToEndTests.FifoReplay(folder + "/replay2", count: 3)
+        let second = try FleetEndToEndTests.FifoReplay(folder + "/replay2", count: 4)
         let again = try Kiosk(env: env(mqtt.merging(["KIOSK_CAMERA": "replay:" + second.path]) { _, b in b }))
         defer { if again.process.isRunning { again.kill9() } }
         XCTAssertTrue(again.waitFor("mode"), again.text)
@@ -126,9 +126,21 @@ final class ModeEndToEndTests: XCTestCase {
         XCTAssertTrue(again.of("command").contains { $0["result"] == "ok" && $0["uid"] == "0" && $0["mode"] == "normal" }, again.text)
         second.feed(try FleetEndToEndTests.frame(nil))
         second.feed(try FleetEndToEndTests.frame(staff))
-        XCTAssertEqual(again.wait(), 0, again.text)
+        XCTAssertTrue(again.waitFor("credential", count: 2), again.text)
         XCTAssertEqual(reasons(again), ["lockdown", "valid"])
         XCTAssertEqual(try String(contentsOfFile: state + "/mode", encoding: .utf8), "kiosk-mode 1\n")
+        // An unlock from the building for a minute: the strike held released, kept on disk.
+        let until = Int(Date().timeIntervalSince1970) + 60
+        try MosquittoBroker.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic + "/command", "-q", "1",
+                                                           "-m", #"{"id":"unlock-1","command":"mode","mode":"unlock","until":\#(until),"time":\#(until - 60)}"#])
+        XCTAssertTrue(again.waitFor("mode", count: 3), again.text)
+        XCTAssertEqual(modes(again).last, "unlock:command")
+        XCTAssertEqual(again.of("mode").last?["until"], String(until))
+        // Held: opened so, or (the grant's 200 ms not over yet) its opening held on.
+        XCTAssertTrue(again.lines.contains { ["door", "door_extended"].contains($0["event"] ?? "") && $0["held"] == "true" }, again.text)
+        XCTAssertEqual(try String(contentsOfFile: state + "/mode", encoding: .utf8), "kiosk-mode 1\nunlock \(until)\n")
+        second.feed(try FleetEndToEndTests.frame(nil))
+        XCTAssertEqual(again.wait(), 0, again.text)
         XCTAssertFalse(FileManager.default.fileExists(atPath: run + "/mode.sock"), "the socket goes with the kiosk")
     }
 
