@@ -282,10 +282,15 @@ def status(cp, kind):
     return None
 
 
-def submit_and_watch(cp, k, command, settle):
+def submit_and_watch(cp, k, command, settle, want):
+    """The lines' changes after `command`: at least `settle` s of them, longer (up to 5 s more) until
+    `want` changes are seen, so that a loaded machine's slow poll is not taken for a missing one."""
     t = time.monotonic()
     cp.submit_command(0, command)
     time.sleep(settle)
+    end = time.monotonic() + 5
+    while len(gpio_story(k, t)) < want and time.monotonic() < end:
+        time.sleep(0.05)
     return gpio_story(k, t)
 
 
@@ -303,16 +308,16 @@ def scenario_secure(args, bus, out):
     # Green for 0.5 s (temporary), then back to the permanent state (off).
     out["led"] = submit_and_watch(cp, k, {"command": C.LED, "reader": 0, "led_number": 0, "control_code": 2, "on_count": 5,
                                           "off_count": 0, "on_color": osdp.CommandLEDColor.Green,
-                                          "off_color": osdp.CommandLEDColor.Black, "timer_count": 5, "temporary": True}, 1.2)
+                                          "off_color": osdp.CommandLEDColor.Black, "timer_count": 5, "temporary": True}, 1.2, 2)
     # Red, permanently.
     out["led_red"] = submit_and_watch(cp, k, {"command": C.LED, "reader": 0, "led_number": 0, "control_code": 1, "on_count": 10,
                                               "off_count": 0, "on_color": osdp.CommandLEDColor.Red,
-                                              "off_color": osdp.CommandLEDColor.Black, "timer_count": 0, "temporary": False}, 0.6)
+                                              "off_color": osdp.CommandLEDColor.Black, "timer_count": 0, "temporary": False}, 0.6, 1)
     # Two 0.2 s beeps 0.1 s apart.
     out["buzzer"] = submit_and_watch(cp, k, {"command": C.Buzzer, "reader": 0, "control_code": 2, "on_count": 2, "off_count": 1,
-                                             "rep_count": 2}, 1.0)
+                                             "rep_count": 2}, 1.0, 4)
     # The strike: on for 0.7 s (timer, 100 ms units), then off.
-    out["output"] = submit_and_watch(cp, k, {"command": C.Output, "output_no": 0, "control_code": 5, "timer_count": 7}, 1.4)
+    out["output"] = submit_and_watch(cp, k, {"command": C.Output, "output_no": 0, "control_code": 5, "timer_count": 7}, 1.4, 2)
     # Status: tamper and power (LSTATR), the strike (OSTATR) before and after osdp_OUT "on".
     out["lstat"] = status(cp, osdp.StatusReportType.Local)
     out["ostat_before"] = status(cp, osdp.StatusReportType.Output)
