@@ -12,6 +12,7 @@ public struct SiteKey: @unchecked Sendable {
     public let key: PublicKey
 
     public init(path: String) throws {
+        try Crypto.load()
         guard let pem = try SmallFile.read(path, limit: 65_536) else { throw SmallFile.Failure(description: "\(path): no such file") }
         self.path = path
         key = try PublicKey(pem: pem)

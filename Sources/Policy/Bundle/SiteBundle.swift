@@ -19,9 +19,12 @@ public struct SiteBundle: Equatable, Sendable {
         public let reason: Reason
         /// What exactly (for the log's `error` field; never the bytes themselves).
         public let detail: String
-        public init(_ reason: Reason, _ detail: String) {
+        /// The bundle's version, when it was read from a verified payload (nil: not known).
+        public let version: UInt64?
+        public init(_ reason: Reason, _ detail: String, version: UInt64? = nil) {
             self.reason = reason
             self.detail = detail
+            self.version = version
         }
         public var description: String { "\(reason.rawValue): \(detail)" }
     }
@@ -96,7 +99,7 @@ public struct SiteBundle: Equatable, Sendable {
             throw Refusal(.malformed, "a payload that is not CBOR the kiosk reads: \(error)")
         }
         guard case .map(let pairs) = item else { throw Refusal(.malformed, "a payload that is not a map") }
-        var version: UInt64?, issued: Int64?, files: [File]?
+        var version: UInt64?, issued: Int64?, entries: [CBORPair]?
         for p in pairs {
             switch p.key {
             case .text("version"):
@@ -106,28 +109,30 @@ public struct SiteBundle: Equatable, Sendable {
                 guard case .unsigned(let t) = p.value, t <= UInt64(Int64.max) else { throw Refusal(.malformed, "an issued time that is not an unsigned integer") }
                 issued = Int64(t)
             case .text("files"):
-                guard case .map(let entries) = p.value else { throw Refusal(.malformed, "files that are not a map of name to bytes") }
-                guard entries.count <= SiteBundle.maxFiles else { throw Refusal(.tooLarge, "\(entries.count) files, at most \(SiteBundle.maxFiles)") }
-                files = try entries.map { entry throws(Refusal) in
-                    guard case .text(let name) = entry.key, case .bytes(let bytes) = entry.value else {
-                        throw Refusal(.malformed, "a file that is not a text name and a byte string")
-                    }
-                    guard let kind = SiteBundle.kind(ofName: name) else {
-                        throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, trust/KID.pem, trust/pretix/NAME.pem)")
-                    }
-                    guard bytes.count <= SiteBundle.maxBytes(of: kind) else {
-                        throw Refusal(.tooLarge, "\(name): \(bytes.count) bytes, at most \(SiteBundle.maxBytes(of: kind))")
-                    }
-                    return File(name: name, kind: kind, bytes: bytes)
-                }
+                guard case .map(let e) = p.value else { throw Refusal(.malformed, "files that are not a map of name to bytes") }
+                entries = e
             default:
                 continue  // a later site tool's addition: not the kiosk's to refuse
             }
         }
         guard let version else { throw Refusal(.malformed, "no version") }
-        guard let issued else { throw Refusal(.malformed, "no issued time") }
-        guard let files else { throw Refusal(.malformed, "no files") }
         guard version > 0 else { throw Refusal(.malformed, "version 0 (a bundle's versions start at 1)") }
+        guard let issued else { throw Refusal(.malformed, "no issued time", version: version) }
+        guard let entries else { throw Refusal(.malformed, "no files", version: version) }
+        guard entries.count <= SiteBundle.maxFiles else { throw Refusal(.tooLarge, "\(entries.count) files, at most \(SiteBundle.maxFiles)", version: version) }
+        let files = try entries.map { entry throws(Refusal) in
+            guard case .text(let name) = entry.key, case .bytes(let bytes) = entry.value else {
+                throw Refusal(.malformed, "a file that is not a text name and a byte string", version: version)
+            }
+            guard let kind = SiteBundle.kind(ofName: name) else {
+                throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, trust/KID.pem, trust/pretix/NAME.pem)",
+                              version: version)
+            }
+            guard bytes.count <= SiteBundle.maxBytes(of: kind) else {
+                throw Refusal(.tooLarge, "\(name): \(bytes.count) bytes, at most \(SiteBundle.maxBytes(of: kind))", version: version)
+            }
+            return File(name: name, kind: kind, bytes: bytes)
+        }
         self.init(version: version, issued: issued, files: files)
     }
 
