@@ -54,7 +54,7 @@ public final class SiteBundleStore: @unchecked Sendable {
     public let directory: String
     public var link: String { directory + "/" + SiteBundleStore.linkName }
     public var folder: String { directory + "/" + SiteBundleStore.folderName }
-    /// A test's hook (KIOSK_TEST_BUNDLE_STEP_MS, never set in service): a pause after each step of
+    /// A test's hook (TEST_KIOSK_BUNDLE_STEP_MS, never set in service): a pause after each step of
     /// an apply, so that a test can kill the kiosk between any two.
     public var stepPauseMs = 0
 

@@ -50,7 +50,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
         self.environment = environment
         self.logger = logger
         store = SiteBundleStore(directory: UsedTokenStore.directory(environment))
-        if let ms = environment["KIOSK_TEST_BUNDLE_STEP_MS"].flatMap({ Int($0) }), (0...10_000).contains(ms) { store.stepPauseMs = ms }
+        if let ms = environment["TEST_KIOSK_BUNDLE_STEP_MS"].flatMap({ Int($0) }), (0...10_000).contains(ms) { store.stepPauseMs = ms }
         let (found, problem) = store.loadKept(key: key)
         if let problem {
             logger.warning("bundle_kept_unusable", ["error": .text(problem), "kept": "the configured files, until a bundle is applied"])
@@ -135,6 +135,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
                 break
             }
             let c = configuration, env = environment
+            logger.debug("bundle_applying", ["version": .int(Int(bundle.version)), "source": .text(source.rawValue)])
             let applied: SiteBundleStore.Kept
             do throws(SiteBundle.Refusal) {
                 applied = try store.apply(bundle, bytes: bytes) { folder in
