@@ -191,8 +191,6 @@ final class SiteBundleEndToEndTests: XCTestCase {
     func testBundlesFromARetainedTopicOnMosquitto() throws {
         try XCTSkipUnless(MosquittoBroker.isInstalled, "mosquitto and mosquitto-clients (the Makefile's PACKAGES) are needed")
         let broker = try MosquittoBroker()
-        try broker.start()
-        defer { broker.stop() }
         let topic = "site/acme/bundle"
         func publish(_ path: String) throws {
             try site(["publish", "--file", path, "--topic", topic, "--host", "127.0.0.1", "--port", String(broker.port)])
@@ -200,7 +198,7 @@ final class SiteBundleEndToEndTests: XCTestCase {
         try publish(try bundle(1, ["revoked": "mallory\n"]))
         let states = try MosquittoSubscriber(broker: broker, topic: "kiosk/door-1/state")
         let mallory = try mint("mallory"), bob = try mint("bob")
-        let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo", count: 4)
+        let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo", count: 5)
         let kiosk = try FleetEndToEndTests.LiveKiosk(env: env([
             "KIOSK_CAMERA": "replay:" + fifo.path, "KIOSK_MQTT_URL": "mqtt://127.0.0.1:\(broker.port)", "KIOSK_MQTT_TOPIC": "kiosk/door-1",
             "KIOSK_SITE_TOPIC": topic,
@@ -230,7 +228,7 @@ final class SiteBundleEndToEndTests: XCTestCase {
         let seen = states.waitFor { $0.contains { $0.text.contains("\"bundle\":2,\"bundle_refused\":3") } }
         XCTAssertTrue(seen.contains { $0.text.contains("\"bundle\":2,\"bundle_refused\":3") }, "\(seen.map(\.text))")
         XCTAssertEqual(linked, "bundles/v2")
-        kill(kiosk.process.processIdentifier, SIGTERM)
+        fifo.feed(try FleetEndToEndTests.frame(nil))  // the replay's end: the kiosk stops
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
     }
 
@@ -238,7 +236,7 @@ final class SiteBundleEndToEndTests: XCTestCase {
     func testAChangedBundleFileIsTakenWhileRunning() throws {
         let path = folder + "/site.cose"
         try FileManager.default.copyItem(atPath: try bundle(1, ["revoked": "x\n"]), toPath: path)
-        let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo", count: 2)
+        let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo", count: 1)
         let kiosk = try FleetEndToEndTests.LiveKiosk(env: env(["KIOSK_CAMERA": "replay:" + fifo.path, "KIOSK_BUNDLE_FILE": path]))
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("bundle"), kiosk.text)
@@ -252,7 +250,7 @@ final class SiteBundleEndToEndTests: XCTestCase {
         kill(kiosk.process.processIdentifier, SIGHUP)
         XCTAssertTrue(kiosk.waitFor("reloaded", count: 3), kiosk.text)
         XCTAssertEqual(kiosk.of("bundle").count, 2, kiosk.text)
-        kill(kiosk.process.processIdentifier, SIGTERM)
+        fifo.feed(try FleetEndToEndTests.frame(nil))  // the replay's end: the kiosk stops
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
     }
 
