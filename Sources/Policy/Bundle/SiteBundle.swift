@@ -93,8 +93,9 @@ public struct SiteBundle: Equatable, Sendable {
     public init(verifiedPayload payload: [UInt8]) throws(Refusal) {
         let item: CBOR
         do {
-            // 256 files are 513 items with their map; the reader's own default bounds the rest.
-            item = try CBORReader.decode(payload, maxDepth: 4, maxItems: 2 * SiteBundle.maxFiles + 16)
+            // 256 files are 513 items with their map; up to 1000 or so are read to be said `too large`
+            // (the reader's default bound; more are malformed).
+            item = try CBORReader.decode(payload, maxDepth: 4)
         } catch {
             throw Refusal(.malformed, "a payload that is not CBOR the kiosk reads: \(error)")
         }
