@@ -302,4 +302,46 @@ final class SiteBundleEndToEndTests: XCTestCase {
         try peer.keygen("EdDSA", privatePath: priv, publicPath: pub)
         return try String(contentsOfFile: pub, encoding: .utf8)
     }
+
+    /// A fleet: 20 kiosk processes on one broker all take a bundle published once; the time from
+    /// the publication to the last `applied` is measured and printed (a figure for the manual,
+    /// not an assertion: it depends on the machine's load).
+    func testTwentyKiosksAllApplyABundlePublishedOnce() throws {
+        try XCTSkipUnless(MosquittoBroker.isInstalled, "mosquitto and mosquitto-clients (the Makefile's PACKAGES) are needed")
+        let broker = try MosquittoBroker()
+        let topic = "site/acme/bundle"
+        let count = 20
+        var kiosks: [(FleetEndToEndTests.LiveKiosk, FleetEndToEndTests.FifoReplay)] = []
+        defer { for (k, _) in kiosks where k.process.isRunning { k.kill9() } }
+        for i in 0..<count {
+            let stateDir = folder + "/state-\(i)"
+            try FileManager.default.createDirectory(atPath: stateDir, withIntermediateDirectories: true)
+            let fifo = try FleetEndToEndTests.FifoReplay(folder + "/fifo-\(i)", count: 1)
+            let kiosk = try FleetEndToEndTests.LiveKiosk(env: env([
+                "KIOSK_CAMERA": "replay:" + fifo.path, "STATE_DIRECTORY": stateDir, "KIOSK_MQTT_URL": "mqtt://127.0.0.1:\(broker.port)",
+                "KIOSK_MQTT_TOPIC": "kiosk/door-\(i)", "KIOSK_SITE_TOPIC": topic, "KIOSK_LOG_LEVEL": "info",
+            ]))
+            kiosks.append((kiosk, fifo))
+        }
+        for (k, _) in kiosks { XCTAssertTrue(k.waitFor("mqtt_connected", seconds: 60), k.text) }
+        let path = try bundle(1, ["revoked": "mallory\n"])
+        let start = Date()
+        try MosquittoBroker.run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", String(broker.port), "-t", topic, "-q", "1", "-r", "-f", path])
+        var last = start
+        for (k, _) in kiosks {
+            XCTAssertTrue(k.waitFor("bundle", seconds: 60), k.text)
+            if !k.of("bundle").isEmpty { last = max(last, Date()) }
+        }
+        let ms = last.timeIntervalSince(start) * 1000
+        for (i, (k, _)) in kiosks.enumerated() {
+            XCTAssertEqual(k.of("bundle").first?["result"], "applied", "kiosk \(i): \(k.text)")
+            XCTAssertEqual(k.of("bundle").first?["version"], "1", "kiosk \(i)")
+            XCTAssertEqual(try? FileManager.default.destinationOfSymbolicLink(atPath: folder + "/state-\(i)/bundle"), "bundles/v1", "kiosk \(i)")
+        }
+        print("fleet: \(count) kiosks applied bundle v1 \(Int(ms)) ms after it was published (from mosquitto_pub's start)")
+        for (k, fifo) in kiosks {
+            fifo.feed(try FleetEndToEndTests.frame(nil))
+            XCTAssertEqual(k.wait(), 0, k.text)
+        }
+    }
 }
