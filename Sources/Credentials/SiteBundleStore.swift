@@ -14,6 +14,12 @@ public struct SiteKey: @unchecked Sendable {
     public init(path: String) throws {
         try Crypto.load()
         guard let pem = try SmallFile.read(path, limit: 65_536) else { throw SmallFile.Failure(description: "\(path): no such file") }
+        try self.init(pem: pem, path: path)
+    }
+
+    /// A key already read (`path`: what the log calls it).
+    public init(pem: [UInt8], path: String) throws {
+        try Crypto.load()
         self.path = path
         key = try PublicKey(pem: pem)
     }
