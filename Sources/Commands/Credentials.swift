@@ -128,6 +128,22 @@ enum CredentialSetup {
             add(.pass, "bundle", "no bundle taken yet: the configured files are in force")
         }
         if c.siteKey != nil { for line in inForceLines(site.sources) { add(.pass, "bundle", "in force: " + line) } }
+        // A door behind the site: the bundle file holds a newer version than the one in force.
+        if let file = c.bundleFile, let path = c.siteKey, let key = try? SiteKey(path: path) {
+            do {
+                if let bytes = try SmallFile.read(file, limit: SiteBundle.maxBytes) {
+                    let waiting = try key.open(bytes)
+                    let inForce = site.bundle?.bundle.version ?? 0
+                    if waiting.version > inForce {
+                        add(.warn, "bundle", "\(file) holds version \(waiting.version), above the one in force (\(inForce == 0 ? "none" : String(inForce))): taken at the next start or SIGHUP, or refused (the bundle events say why)")
+                    } else {
+                        add(.pass, "bundle", "\(file) holds version \(waiting.version), verified")
+                    }
+                }
+            } catch {
+                add(.fail, "bundle", "\(file): \(error)")
+            }
+        }
         let sources = site.sources
         let trustDir = sources.trustKeysDir
         let (keys, problems) = TrustDirectory.load(trustDir)

@@ -72,10 +72,12 @@ public final class SiteBundleStore: @unchecked Sendable {
     /// (the configured files are used). A kept bundle that does not verify or whose files differ
     /// from what it signed is not used: the reason is returned to be said.
     public func loadKept(key: SiteKey) -> (kept: Kept?, problem: String?) {
-        var buffer = [CChar](repeating: 0, count: 256)
-        let n = readlink(link, &buffer, buffer.count - 1)
-        guard n > 0 else { return (nil, errno == ENOENT ? nil : "\(link): \(Errno.current.message)") }
-        let target = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let target: String
+        switch linked {
+        case .success(nil): return (nil, nil)
+        case .success(let t?): target = t
+        case .failure(let e): return (nil, e.description)
+        }
         guard target.hasPrefix(SiteBundleStore.folderName + "/v"), let version = UInt64(target.dropFirst(SiteBundleStore.folderName.count + 2)) else {
             return (nil, "\(link) names \(target), not a kept bundle")
         }
@@ -96,6 +98,14 @@ public final class SiteBundleStore: @unchecked Sendable {
         } catch {
             return (nil, String(describing: error))
         }
+    }
+
+    /// What the symlink names (`bundles/vN`), nil when there is none.
+    public var linked: Result<String?, SmallFile.Failure> {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let n = readlink(link, &buffer, buffer.count - 1)
+        guard n > 0 else { return errno == ENOENT ? .success(nil) : .failure(SmallFile.Failure(description: "\(link): \(Errno.current.message)")) }
+        return .success(String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self))
     }
 
     /// Writes `bundle` (whose bytes are `bytes`) beside the one in force, lets `check` load it from

@@ -56,7 +56,13 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
             logger.warning("bundle_kept_unusable", ["error": .text(problem), "kept": "the configured files, until a bundle is applied"])
         }
         kept = found
-        store.removeOthers(keeping: found.map { "v\($0.bundle.version)" })
+        // What a kill left half written goes; the linked folder stays even when it is not used now
+        // (a site key given wrongly for one start must not cost the doors their bundle).
+        if case .success(let target?) = store.linked, target.hasPrefix(SiteBundleStore.folderName + "/") {
+            store.removeOthers(keeping: String(target.dropFirst(SiteBundleStore.folderName.count + 1)))
+        } else {
+            store.removeOthers(keeping: nil)
+        }
         if let found {
             logger.info("bundle_in_force", ["version": .int(Int(found.bundle.version)), "folder": .text(found.folder),
                                             "files": .text(found.bundle.files.map(\.name).joined(separator: ","))])

@@ -126,6 +126,19 @@ final class SiteBundleEndToEndTests: XCTestCase {
         let doctor = try KioskProcess.run(["doctor"], env: env())
         XCTAssertTrue(doctor.stdout.contains("version 1 in force"), doctor.stdout)
 
+        // A door behind: the file holds a newer version than the one in force (doctor says so).
+        let b2 = try bundle(2, ["revoked": "mallory\nbob\n"])
+        let behind = try KioskProcess.run(["doctor"], env: env(["KIOSK_BUNDLE_FILE": b2]))
+        XCTAssertTrue(behind.stdout.contains("holds version 2, above the one in force (1)"), behind.stdout)
+        // A wrong site key for one start: the kept bundle is not used, but kept for the right key.
+        try site(["keygen", "--key", folder + "/other.key", "--public", folder + "/other.pem"])
+        let wrong = try KioskProcess.run(["run"], env: env(["KIOSK_CAMERA": "replay:" + (try replay([mallory])), "KIOSK_SITE_KEY": folder + "/other.pem"]))
+        XCTAssertTrue(wrong.of("bundle_kept_unusable").first?["error"]?.contains("no longer verifies") == true, wrong.stderr)
+        XCTAssertEqual(wrong.reasons, ["valid"], "the configured (missing) list: " + wrong.stderr)
+        let right = try KioskProcess.run(["run"], env: env(["KIOSK_CAMERA": "replay:" + (try replay([mallory]))]))
+        XCTAssertEqual(right.of("bundle_in_force").first?["version"], "1", right.stderr)
+        XCTAssertEqual(right.reasons, ["revoked"], right.stderr)
+
         // A kept file changed behind the kiosk's back: the bundle is not used, the configured files are.
         try "nobody\n".write(toFile: state + "/bundles/v1/revoked", atomically: false, encoding: .utf8)
         let tampered = try KioskProcess.run(["run"], env: env(["KIOSK_CAMERA": "replay:" + (try replay([mallory]))]))
