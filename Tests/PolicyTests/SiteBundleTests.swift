@@ -109,4 +109,23 @@ final class SiteBundleTests: XCTestCase {
         XCTAssertTrue(KioskState(bundle: .init()).json.hasSuffix(",\"bundle\":null,\"bundle_refused\":null}"))
         XCTAssertTrue(KioskState(bundle: .init(inForce: 7, refused: 9)).json.hasSuffix(",\"bundle\":7,\"bundle_refused\":9}"))
     }
+
+    func testTheSiteVariablesAreReadAndCheckedTogether() {
+        func read(_ env: [String: String]) -> ConfigurationReading {
+            Configuration.read(environment: ["KIOSK_VERDICT": "credentials"].merging(env) { _, b in b }, isExecutableFile: { _ in false })
+        }
+        let ok = read(["KIOSK_SITE_KEY": "/etc/kiosk/site.pem", "KIOSK_SITE_TOPIC": "site/acme/bundle", "KIOSK_BUNDLE_FILE": "/etc/kiosk/bundle.cose",
+                       "KIOSK_MQTT_URL": "mqtt://broker.lan"])
+        XCTAssertEqual(ok.errors.count, 0)
+        XCTAssertEqual(ok.configuration.siteKey, "/etc/kiosk/site.pem")
+        XCTAssertEqual(ok.configuration.siteTopic, "site/acme/bundle")
+        XCTAssertEqual(ok.configuration.bundleFile, "/etc/kiosk/bundle.cose")
+        XCTAssertEqual(read(["KIOSK_SITE_KEY": "site.pem"]).errors.map(\.variable), ["KIOSK_SITE_KEY"], "a relative path")
+        XCTAssertEqual(read(["KIOSK_SITE_KEY": "/k.pem", "KIOSK_SITE_TOPIC": "site/#"]).errors.map(\.variable), ["KIOSK_SITE_TOPIC"])
+        XCTAssertEqual(read(["KIOSK_SITE_TOPIC": "site/acme/bundle", "KIOSK_BUNDLE_FILE": "/b.cose"]).errors.map(\.variable),
+                       ["KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE"], "nothing could verify them")
+        XCTAssertEqual(read(["KIOSK_SITE_KEY": "/k.pem", "KIOSK_SITE_TOPIC": "site/b"]).warnings.map(\.variable), ["KIOSK_SITE_TOPIC"], "no broker")
+        let hook = Configuration.read(environment: ["KIOSK_SITE_KEY": "/k.pem"], isExecutableFile: { _ in false })
+        XCTAssertEqual(hook.warnings.map(\.variable), ["KIOSK_SITE_KEY"], "ignored unless credentials")
+    }
 }
