@@ -306,6 +306,7 @@ final class SiteBundleEndToEndTests: XCTestCase {
             XCTAssertEqual(linked, "bundles/v2", restart.stderr)
             XCTAssertEqual(keptFolders, ["v2"], "what a kill left half written is removed")
         }
+        print("crash: \(seenOld + seenNew) kills during an apply: \(seenOld) restarts found the old set whole, \(seenNew) the new one")
         XCTAssertGreaterThan(seenOld, 0, "no kill came before the switch")
         XCTAssertGreaterThan(seenNew, 0, "no kill came after the switch")
     }
