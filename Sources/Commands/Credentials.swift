@@ -156,7 +156,9 @@ enum CredentialSetup {
         for k in tickets.keys {
             add(.pass, "pretix", "event \(k.name): \(k.key.kind.rawValue) key (\(k.form)) in \(ticketDir)/\(k.file)")
         }
-        for p in tickets.problems { add(.fail, "pretix", "\(ticketDir): \(p)") }
+        // A problem names its file as `pretix/NAME.pem`, beside the folder that holds `pretix/`.
+        let ticketParent = ticketDir.hasSuffix("/" + TicketKeys.folderName) ? String(ticketDir.dropLast(TicketKeys.folderName.count + 1)) : ticketDir
+        for p in tickets.problems { add(.fail, "pretix", "\(ticketParent)/\(p)") }
         if tickets.keys.isEmpty && tickets.problems.isEmpty {
             add(.pass, "pretix", "\(ticketDir): no event's key (pretix/NAME.pem): event tickets are denied (unknown key)")
         }
