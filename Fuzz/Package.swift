@@ -28,6 +28,8 @@ let package = Package(
         .executableTarget(name: "FuzzTicket", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 33: a holidays calendar (iCalendar) through libical and the kiosk's shim.
         .executableTarget(name: "FuzzHolidays", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // issue 35: site bundles: the envelope, the site key's check, the payload's reader.
+        .executableTarget(name: "FuzzBundle", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -128,7 +128,18 @@ public enum KioskCommand {
         }
         // issue 21: the files the credentials' settings name (the secrets are never printed).
         if config.verdict == .credentials {
-            let (trust, problems) = CredentialFiles.load(config, environment)
+            // issue 35: the kept bundle (verified again) decides where each kind is read.
+            let site = CredentialSetup.bundleSources(config, environment)
+            if let k = site.keyProblem {
+                logger.error("config_error", ["var": "KIOSK_SITE_KEY", "value": .text(config.siteKey ?? ""), "expected": .text("the site's public key, a PEM file (EC P-256 or Ed25519): \(k)")])
+                return ExitStatus.config
+            }
+            if config.siteKey != nil {
+                print("# bundle: " + (site.bundle.map { "version \($0.bundle.version) in force (\($0.folder))" } ?? "none in force")
+                      + (site.problem.map { "; the kept one is not used: \($0)" } ?? ""))
+                for line in CredentialSetup.inForceLines(site.sources) { print("# in force: " + line) }
+            }
+            let (trust, problems) = CredentialFiles.load(config, environment, sources: site.sources)
             for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
             if !problems.isEmpty { return ExitStatus.config }
             print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders, "
@@ -198,6 +209,13 @@ public enum KioskCommand {
         // The building's broker: its own threads, its spool opened now (a folder the kiosk cannot
         // write is said at start, not at the first scan). Stopped on every way out, after the
         // outputs (the defers below run first): on a signal within the contract's second.
+        // issue 35: the site's bundles, before the broker (a retained one waits for its thread).
+        var siteBundles: SiteBundles?
+        if config.verdict == .credentials, config.siteKey != nil {
+            guard let b = SiteBundles(config, environment, logger: logger) else { return ExitStatus.config }
+            siteBundles = b
+        }
+        defer { siteBundles?.shutDown() }
         var fleetLink: BrokerLink?
         let lateCommands = LateCommands()
         var fleetGraceNs = KioskCommand.fleetGraceOnSignalNs
@@ -230,6 +248,7 @@ public enum KioskCommand {
             let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
             // issue 25: the building's commands, once the door is wired (refused until then).
             if settings.commands { link.onCommand { payload, retained in lateCommands.received(payload, retained: retained) } }
+            if settings.siteTopic != nil, let siteBundles { link.onSiteBundle { siteBundles.received($0) } }
             link.start()
             fleetLink = link
         }
@@ -242,10 +261,22 @@ public enum KioskCommand {
         // issue 21: the verifier, before any line is requested (a bad trust directory is exit 78).
         var credentials: CredentialWorker?
         if config.verdict == .credentials {
-            switch CredentialSetup.start(config, environment, logger: logger) {
+            // issue 35: the bundle file first (what it carries is what the verifier reads).
+            siteBundles?.takeFile(reload: false)
+            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, logger: logger) {
             case .success(let worker):
                 credentials = worker
-                reloadables.add("credentials", CredentialSetup.reloadStep(config, environment, verifier: worker.verifier, logger: logger))
+                if let siteBundles { reloadables.add("site bundle") { siteBundles.takeFile(reload: false) } }
+                let bundles = siteBundles
+                let step = CredentialSetup.reloadStep(config, environment, verifier: worker.verifier, logger: logger) { bundles?.sources }
+                reloadables.add("credentials", step)
+                siteBundles?.afterApply {
+                    do {
+                        logger.info("reloaded", ["what": "credentials", "via": "bundle", "holds": .text(try step())])
+                    } catch {
+                        logger.error("reload_failed", ["what": "credentials", "via": "bundle", "error": .text(String(describing: error))])
+                    }
+                }
             case .failure(let exit): return exit.status
             }
         }
@@ -301,6 +332,11 @@ public enum KioskCommand {
         }
 
         let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
+        if let siteBundles {
+            fleet?.bundle(siteBundles.standing)
+            siteBundles.report { fleet?.bundle($0) }
+            siteBundles.start()
+        }
         // issue 33: the door's modes, kept in $STATE_DIRECTORY/mode (not by the demo), set by the
         // building, by `kiosk mode` over the socket in $RUNTIME_DIRECTORY (systemd's), by the
         // `unlock` lines and by the fire panel's input.

@@ -73,6 +73,7 @@ enum FleetSetup {
                                       discoveryPrefix: c.mqttDiscovery, version: kioskVersion)
         // issue 25: the building's commands (subscribed only then) and the door's entities.
         settings.commands = c.mqttCommands
+        settings.siteTopic = c.siteKey != nil && c.verdict == .credentials ? c.siteTopic : nil
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
         return .success(settings)

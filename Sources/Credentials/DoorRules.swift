@@ -17,8 +17,9 @@ public struct DoorRules: Equatable, Sendable {
     }
 
     /// Reads the rules file and what it names (the closed days expanded from the day before
-    /// `now`'s local date); the error says the line and what it may be.
-    public static func load(_ path: String, now: Int64 = unixSeconds()) throws -> DoorRules {
+    /// `now`'s local date); the error says the line and what it may be. `holidaysFile`: the
+    /// calendar a site bundle carries (issue 35), read in place of the one a `holidays` line names.
+    public static func load(_ path: String, now: Int64 = unixSeconds(), holidaysFile: String? = nil) throws -> DoorRules {
         guard let bytes = try SmallFile.read(path, limit: AccessRules.maxBytes) else { throw SmallFile.Failure(description: "\(path): no such file") }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw SmallFile.Failure(description: "\(path): not UTF-8 text") }
         let rules: AccessRules
@@ -28,7 +29,7 @@ public struct DoorRules: Equatable, Sendable {
             throw SmallFile.Failure(description: error.description)
         }
         var holidays: Set<LocalDate> = []
-        if let file = rules.holidaysFile {
+        if let file = rules.holidaysFile.map({ holidaysFile ?? $0 }) {
             holidays = try HolidayCalendar.closedDays(file, from: LocalTime.wallClock(now).date.adding(days: -1))
         }
         return DoorRules(path: path, rules: rules, holidays: holidays)

@@ -34,7 +34,11 @@ public enum TicketKeys {
     public static func folder(trustDir: String) -> String { trustDir + "/" + folderName }
 
     public static func load(trustDir: String) -> (keys: [TicketKey], problems: [TrustDirectory.Problem]) {
-        let dir = folder(trustDir: trustDir)
+        load(folder: folder(trustDir: trustDir))
+    }
+
+    /// The keys of the folder `dir` itself (a site bundle's `trust/pretix`, issue 35).
+    public static func load(folder dir: String) -> (keys: [TicketKey], problems: [TrustDirectory.Problem]) {
         guard let names = Files.names(in: dir) else {
             return Files.exists(dir) ? ([], [TrustDirectory.Problem(file: dir, reason: "cannot read the folder")]) : ([], [])
         }

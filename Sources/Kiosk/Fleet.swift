@@ -126,6 +126,9 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
     /// The camera was lost (false) or is back (true).
     public func camera(ok: Bool) { change { $0.cameraOK = ok } }
 
+    /// issue 35: the site bundle in force and the newest refused (nil: no site key).
+    public func bundle(_ standing: KioskState.BundleStanding?) { change { $0.bundle = standing } }
+
     // issue 25: the door's state and alarms (DoorFleet), from the door's thread.
     public func door(_ state: String) { link.publishDoor(state) }
     public func alarm(_ event: String, state: String?) {

@@ -56,6 +56,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var outboxDropped = 0
     private var lastMode: String?
     private var onCommand: (@Sendable (_ payload: [UInt8], _ retained: Bool) -> Void)?
+    private var onSiteBundle: (@Sendable (_ payload: [UInt8]) -> Void)?
     private var stopDeadlineNs: UInt64?
     private var spoolWriterDone = false
     private var networkDone = false
@@ -233,6 +234,11 @@ public final class BrokerLink: @unchecked Sendable {
     /// subscribed unless `settings.commands`.
     public func onCommand(_ handler: @escaping @Sendable (_ payload: [UInt8], _ retained: Bool) -> Void) {
         shared.lock_ { onCommand = handler }
+    }
+
+    /// issue 35: what comes on `settings.siteTopic` (on the MQTT thread; the handler only hands it on).
+    public func onSiteBundle(_ handler: @escaping @Sendable (_ payload: [UInt8]) -> Void) {
+        shared.lock_ { onSiteBundle = handler }
     }
 
     private func queue(_ topic: String, _ json: String, retain: Bool = false) {
@@ -501,6 +507,8 @@ public final class BrokerLink: @unchecked Sendable {
         }
         // issue 25: the building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
         if settings.commands { _ = mosquitto_subscribe(s, nil, settings.topics.command, 1) }
+        // issue 35: the site's bundle, retained: the broker gives the one it holds at once.
+        if let site = settings.siteTopic { _ = mosquitto_subscribe(s, nil, site, 1) }
         // issue 33: the mode in force, retained, unless it is already waiting in the outbox.
         shared.lock_ {
             if let m = lastMode, !outbox.contains(where: { $0.topic == settings.topics.mode }) { enqueue(settings.topics.mode, m, retain: true) }
@@ -547,6 +555,10 @@ public final class BrokerLink: @unchecked Sendable {
     private func received(_ message: mosquitto_message) {
         guard let topicText = message.topic.map({ String(cString: $0) }) else { return }
         let payload = message.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(message.payloadlen))) } ?? []
+        if let site = settings.siteTopic, topicText == site {
+            if let handler = shared.lock_({ onSiteBundle }) { handler(payload) }
+            return
+        }
         if settings.commands, topicText == settings.topics.command {
             if let handler = shared.lock_({ onCommand }) { handler(payload, message.retain) }
             return

@@ -70,6 +70,8 @@ public struct BrokerSettings: Sendable {
     public var window = 16
     /// issue 25: subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
     public var commands = false
+    /// issue 35: the site's bundles' topic (`KIOSK_SITE_TOPIC`), subscribed at each connection.
+    public var siteTopic: String?
     /// issue 25: the door contact and the tamper loop are watched (their discovery entities).
     public var door = false
     public var tamper = false

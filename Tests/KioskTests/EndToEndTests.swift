@@ -144,7 +144,7 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(run.stdout.contains("KIOSK_SIZE=1280x720"))
         XCTAssertTrue(run.stdout.split(separator: "\n").first { $0.hasPrefix("KIOSK_SIZE=") }!.hasSuffix("# from the environment"))
         XCTAssertTrue(run.stdout.split(separator: "\n").first { $0.hasPrefix("KIOSK_FPS=") }!.hasSuffix("# default"))
-        XCTAssertEqual(run.stdout.split(separator: "\n").count, Configuration.table.count, "one line per variable")
+        XCTAssertEqual(run.stdout.split(separator: "\n").filter { $0.hasPrefix("KIOSK_") }.count, Configuration.table.count, "one line per variable")
         XCTAssertEqual(try kiosk(["check"], env: ["KIOSK_MIRROR": "yes"]).status, 78)
     }
 
@@ -262,7 +262,7 @@ final class EndToEndTests: XCTestCase {
         let check = try kiosk(["check"], env: ["KIOSK_WIEGAND_D0_LINE": "20", "KIOSK_WIEGAND_D1_LINE": "21", "KIOSK_WIEGAND_FACILITY": "18"])
         XCTAssertEqual(check.status, 0, check.stderr)
         let out = check.stdout.split(separator: "\n")
-        XCTAssertEqual(out.count, Configuration.table.count + 1)
+        XCTAssertEqual(out.filter { $0.hasPrefix("KIOSK_") }.count, Configuration.table.count)
         XCTAssertTrue(out.last?.hasSuffix("the code 18:36963 is sent as 0 00010010 1001000001100011 1") ?? false, check.stdout)
         XCTAssertTrue(out.contains { $0.hasPrefix("KIOSK_BEEP_DENIED=80,80,80,80,80 ") && $0.hasSuffix("# default") }, check.stdout)
         let bad = try kiosk(["check"], env: ["KIOSK_BEEP_DENIED": "80,,80", "KIOSK_BUZZER_LINE": "18", "KIOSK_DOOR_LINE": "18"])

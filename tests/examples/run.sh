@@ -226,5 +226,29 @@ else
   kill "$pretix_pid" 2>/dev/null
 fi
 
+echo "== site-bundle"
+# The site's tool (issue 35): a key pair, a folder signed as a bundle, verified by its own reader
+# with the public key (pycose); names a kiosk would refuse are refused before signing.
+S=$examples/site-bundle
+if [ ! -x "$py" ]; then
+  fail "site-bundle" "no $py: run make peers (it makes the peers' venv)"
+else
+  s=$work/site
+  mkdir -p "$s/folder/trust/pretix"
+  if out=$("$py" "$S" keygen --key "$s/site.key" --public "$s/site.pem" 2>&1) && [ "$(stat -c %a "$s/site.key")" = 600 ]; then
+    pass "keygen writes site.pem and a 0600 private key"; else fail "site keygen" "$out"; fi
+  if "$py" "$S" keygen --key "$s/site.key" --public "$s/other.pem" >/dev/null 2>&1; then fail "site keygen overwrote a key"; else pass "site keygen never overwrites a key"; fi
+  printf 'mallory\n' >"$s/folder/revoked"
+  cp "$s/site.pem" "$s/folder/trust/issuer-1.pem"
+  if out=$("$py" "$S" sign --key "$s/site.key" --folder "$s/folder" --version 8 --out "$s/b.cose" 2>&1) \
+     && got=$("$py" "$S" show --file "$s/b.cose" --public "$s/site.pem" 2>&1) && [[ "$got" == "version 8, issued "*", verified"*"revoked: 8 bytes"*"trust/issuer-1.pem: "* ]]; then
+    pass "sign makes a bundle that verifies with the site's public key: version 8, its two files"; else fail "sign" "$out $got"; fi
+  "$py" "$S" keygen --key "$s/rogue.key" --public "$s/rogue.pem" >/dev/null 2>&1
+  if "$py" "$S" show --file "$s/b.cose" --public "$s/rogue.pem" >/dev/null 2>&1; then fail "a bundle verified with another key"; else pass "show refuses a bundle under another key"; fi
+  touch "$s/folder/trust/.hidden.pem"
+  if out=$("$py" "$S" sign --key "$s/site.key" --folder "$s/folder" --version 9 --out "$s/c.cose" 2>&1); then fail "a hidden key file was signed"
+  elif [[ "$out" == *"not a name a bundle carries"* ]] && [ ! -e "$s/c.cose" ]; then pass "a name a kiosk would refuse is refused before signing"; else fail "bad name" "$out"; fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

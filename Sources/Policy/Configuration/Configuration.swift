@@ -114,6 +114,10 @@ public struct Configuration: Equatable {
     public var accessFile: String?
     // issue 34: how many times an event ticket opens; 0: any number (not counted).
     public var ticketEntries = 1
+    // issue 35: site bundles; nil key: no bundle is taken.
+    public var siteKey: String?
+    public var siteTopic: String?
+    public var bundleFile: String?
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
@@ -552,6 +556,15 @@ extension Configuration {
         .flag("KIOSK_EMERGENCY_ACTIVE_LOW", \.emergencyActiveLow),
         // issue 34: event tickets (interface.md 0.4, "Event tickets").
         .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
+        // issue 35: site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
+        .file("KIOSK_SITE_KEY", "the absolute path of the site's public key (PEM, EC P-256 or Ed25519) that signs its bundles", \.siteKey),
+        ConfigurationVariable("KIOSK_SITE_TOPIC", "an MQTT topic such as site/acme/bundle (levels separated by '/', none empty; no '+', '#', NUL or leading '$'; at most 200 bytes)",
+                              shown: { $0.siteTopic ?? "unset" }) { v, c, _ in
+            guard FleetTopics.problem(with: v) == nil else { return nil }
+            c.siteTopic = v
+            return v
+        },
+        .file("KIOSK_BUNDLE_FILE", "the absolute path of a file holding a site bundle (read at start, on SIGHUP and when it changes)", \.bundleFile),
         // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
@@ -746,12 +759,22 @@ extension Configuration {
             }
             return
         }
+        // issue 35: a bundle is taken only when it can be verified.
+        if c.siteKey == nil {
+            for name in ["KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE"] where p.given.contains(name) {
+                p.contradiction(name, expected: "unset unless KIOSK_SITE_KEY names the site's public key that signs the bundles")
+            }
+        }
+        if c.siteTopic != nil && c.mqttURL == nil {
+            notes.append(ConfigWarning(variable: "KIOSK_SITE_TOPIC", value: c.siteTopic!, reason: "ignored: KIOSK_MQTT_URL is unset, so the kiosk talks to no broker"))
+        }
     }
 
     /// The issue 21 block's names.
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
                                              "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
-                                             "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE", "KIOSK_TICKET_ENTRIES"]
+                                             "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE", "KIOSK_TICKET_ENTRIES",
+                                             "KIOSK_SITE_KEY", "KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE"]
 
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {

@@ -92,21 +92,37 @@ public struct KioskState: Equatable, Sendable {
     public var lastScanMs: Int64?
     /// issue 25: the tamper loop (true: tampered); nil: no tamper line, and no `tamper` member.
     public var tamper: Bool?
+    /// issue 35: the site bundles (nil: no site key, and no `bundle` member).
+    public var bundle: BundleStanding?
 
-    public init(torchOn: Bool? = nil, cameraOK: Bool = true, lastScanMs: Int64? = nil, tamper: Bool? = nil) {
+    /// The site bundle in force at this door, and the newest one it was given, verified, and
+    /// could not take (a door behind the site shows it).
+    public struct BundleStanding: Equatable, Sendable {
+        public var inForce: UInt64?
+        public var refused: UInt64?
+        public init(inForce: UInt64? = nil, refused: UInt64? = nil) {
+            self.inForce = inForce
+            self.refused = refused
+        }
+    }
+
+    public init(torchOn: Bool? = nil, cameraOK: Bool = true, lastScanMs: Int64? = nil, tamper: Bool? = nil, bundle: BundleStanding? = nil) {
         self.torchOn = torchOn
         self.cameraOK = cameraOK
         self.lastScanMs = lastScanMs
         self.tamper = tamper
+        self.bundle = bundle
     }
 
     /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`, then
-    /// `"tamper":"alarm"|"ok"` with a tamper line.
+    /// `"tamper":"alarm"|"ok"` with a tamper line, then `"bundle":N|null,"bundle_refused":M|null`
+    /// with a site key (issue 35).
     public var json: String {
         let torch = torchOn.map { $0 ? "on" : "off" } ?? "none"
         let last = lastScanMs.map { "\"\(RFC3339.utc(millisecondsSinceEpoch: $0))\"" } ?? "null"
         let tamperText = tamper.map { ",\"tamper\":\"\($0 ? "alarm" : "ok")\"" } ?? ""
-        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)}"
+        let bundleText = bundle.map { ",\"bundle\":\($0.inForce.map(String.init) ?? "null"),\"bundle_refused\":\($0.refused.map(String.init) ?? "null")" } ?? ""
+        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)\(bundleText)}"
     }
 }
 
