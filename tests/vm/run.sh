@@ -32,7 +32,7 @@ done
 APPEND=${KIOSK_VM_APPEND:-}            # extra kernel command line (e.g. vmexplore: dump driver info)
 BINARY=${KIOSK_VM_BINARY:-}            # test this kiosk binary instead of building one
 VM=${KIOSK_VM:-1}
-TIMEOUT_S=${KIOSK_VM_TIMEOUT:-600}     # the whole VM run, boot to verdict: a guard against a hung guest (it takes 3-5 minutes)
+TIMEOUT_S=${KIOSK_VM_TIMEOUT:-1200}    # the whole VM run, boot to verdict: a guard against a hung guest (3-5 minutes alone; over 10 on this machine beside two builds)
 # The kiosk warns about unknown KIOSK_* variables: keep this tier's own out of its environment.
 # Nor the Makefile's own (`make test-vm` exports KIOSK_PEERS_PYTHON for the test peers): the kiosk
 # rightly warns about it, and the host checks that compare `kiosk decode`'s output saw the warning.
