@@ -52,6 +52,7 @@ SKIP=(
   "KioskTests.CredentialEndToEndTests/testAnUnsynchronisedClockDeniesTimeBoundCredentials|injects the clock's state with an LD_PRELOAD library the test builds with the host's cc: an amd64 library, which the emulated arm64 kiosk's loader ignores (wrong ELF class), so the kiosk would see the real clock; the rule itself is checked on the arm64 build by CredentialsTests.VerifierTests and PolicyTests.CredentialPolicyTests"
   "MQTTTests.LibmosquittoOnFirstUseTests/testLibmosquittoIsNotMappedUntilUsed|starts the arm64 MQTTTestChild program to read its /proc/self/maps: the same child program as above"
   "KioskTests.FleetEndToEndTests/testAMissingLibmosquittoIsNamedWithItsPackageAndExit69|hides the host's libmosquitto.so.1 in a mount namespace; the arm64 kiosk under qemu-user loads the sysroot's instead"
+  "KioskTests.SiteBundleEndToEndTests/testTwentyKiosksAllApplyABundlePublishedOnce|twenty kiosks emulated side by side on two cores would time the emulator, not the bundle; the fleet runs on the amd64 build, and the other SiteBundleEndToEndTests apply bundles on the arm64 kiosk"
   "KioskTests.ScanHookTests/testProgramThatCannotStartIsLogged|qemu-user runs posix_spawn's vfork as a fork, so an exec that fails comes back as exit status 127 of a started child, not as posix_spawn's error"
 )
 # The suite runs as two processes side by side (tests/xctest/shards.sh): these classes in the
