@@ -26,6 +26,9 @@ public enum DevCommand {
       kiosk-dev credentials [--json] [--iterations N]
                           one credential's verification (ES256, Ed25519) and an idle frame with
                           credentials mode on and off (make bench-credentials)
+      kiosk-dev screens [--json] [--frames N] [--looks LIST]
+                          what each attempt wins and costs on the drawn phone screens, and the
+                          frames the frame loop takes to report them (make bench-screens)
       kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
                           a bench workload's frames into FILE, and the frame loop over them,
                           for instruction counts under qemu-aarch64 (make bench-arm64)
@@ -55,6 +58,8 @@ public enum DevCommand {
             return OSDPReplyBench.main(Array(args.dropFirst()))
         case "count":
             return CountBench.main(Array(args.dropFirst()))
+        case "screens":
+            return ScreenBench.main(Array(args.dropFirst()))
         case "sharpness":
             return SharpnessBench.main(Array(args.dropFirst()))
         case "variables" where args.count == 1:

@@ -16,13 +16,17 @@
 ///   settling, sensor noise that made zbar miss it once), until a decode reads a code
 ///   (`decodeRead`): what is settling has been read, and the frames like it reuse that reading.
 /// - **safety net**: whatever the above say, a frame is decoded when `safetyNetFrames` frames have
-///   passed since the last decode.
+///   passed since the last decode. When the ROI is flat then (nobody at the door: the idle path),
+///   that decode is a **glance** (issue 37): the ROI at half its size each way, read by zbar
+///   alone, about a quarter of a decode; when the glance sees a code it cannot confirm, or
+///   structure like a code's, the caller asks for a full look at the next frame (`lookAgain`).
+///   When something is held, it is a whole decode, as before.
 ///
 /// A pure value: frames in, decisions out; no clock, no thread. The two sample buffers are kept
 /// between frames, so steady state allocates nothing.
 public struct DecodeGate: Sendable {
     public enum Reason: String, Sendable, CaseIterable {
-        case first, changed, settling, safetyNet = "safety_net", unchanged, flat
+        case first, changed, settling, safetyNet = "safety_net", glance = "safety_glance", lookAgain = "look_again", unchanged, flat
     }
 
     public enum Decision: Equatable, Sendable {
@@ -65,6 +69,7 @@ public struct DecodeGate: Sendable {
     private var hasReference = false
     private var framesSinceDecode = 0
     private var settleLeft = 0
+    private var lookAgainNext = false
     private var geometry = (columns: 0, rows: 0, blocksAcross: 0, blocksDown: 0)
     /// The last frame's edge count (for the bench and tests).
     public private(set) var lastEdges = 0
@@ -80,7 +85,12 @@ public struct DecodeGate: Sendable {
     public mutating func reset() {
         hasReference = false
         settleLeft = 0
+        lookAgainNext = false
     }
+
+    /// The glance saw something it could not read (a code of one scan line, structure like a
+    /// code's): the next frame is decoded whole, whatever it looks like.
+    public mutating func lookAgain() { lookAgainNext = true }
 
     /// What a decode the gate asked for found: codes end the settling after a change (each settling
     /// decode costs a whole zbar scan, and what it would read has been read; a new change starts
@@ -112,8 +122,10 @@ public struct DecodeGate: Sendable {
         let decision: Decision
         if !hasReference {
             decision = .decode(.first)
+        } else if lookAgainNext {
+            decision = .decode(.lookAgain)
         } else if framesSinceDecode >= settings.safetyNetFrames {
-            decision = .decode(.safetyNet)
+            decision = .decode(edges < settings.minEdges ? .glance : .safetyNet)
         } else if edges < settings.minEdges {
             decision = .skip(.flat)
         } else if changed {
@@ -124,6 +136,7 @@ public struct DecodeGate: Sendable {
             decision = .skip(.unchanged)
         }
         if settleLeft > 0 && decision.decodes && decision.reason != .changed { settleLeft -= 1 }
+        if decision == .decode(.lookAgain) { lookAgainNext = false }
         if decision.decodes {
             swap(&reference, &current)
             hasReference = true
