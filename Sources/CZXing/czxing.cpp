@@ -117,13 +117,6 @@ extern "C" kiosk_zxing_reader *kiosk_zxing_create(uint32_t wanted, int try_harde
 
 extern "C" void kiosk_zxing_destroy(kiosk_zxing_reader *reader) { delete reader; }
 
-extern "C" void kiosk_zxing_set_binarizer(kiosk_zxing_reader *reader, int global_histogram) {
-    const auto b = global_histogram ? ZXing::Binarizer::GlobalHistogram : ZXing::Binarizer::LocalAverage;
-    reader->options.setBinarizer(b);
-    reader->linearOptions.setBinarizer(b);
-    reader->matrixOptions.setBinarizer(b);
-}
-
 extern "C" int kiosk_zxing_read(kiosk_zxing_reader *reader, const uint8_t *data, int width, int height,
                                 int row_stride, int pixel_stride) {
     reader->codes.clear();

@@ -45,8 +45,9 @@ public final class BarcodeScanner {
     public let clock: Clock
     /// What the strategy did so far (the bench prints it).
     public private(set) var counters = DecodeCounters()
-    /// Whether the last scan's codes were read by an attempt (`Attempt`).
+    /// Whether the last scan's codes were read by an attempt (`Attempt`), and whether it ran one.
     public private(set) var lastReadByAttempt = false
+    public private(set) var lastRanAttempt = false
 
     /// The default extra budget: see docs/development.md, "Accuracy", for what it buys on the corpus.
     public static let defaultExtraBudgetMs = 60.0
@@ -138,6 +139,7 @@ public final class BarcodeScanner {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.regions += 1
         lastReadByAttempt = false
+        lastRanAttempt = false
         unconfirmedNow.removeAll(keepingCapacity: true)
         var agreement = ReadingAgreement()
         defer {
@@ -183,9 +185,14 @@ public final class BarcodeScanner {
         // The attempts are for codes of small modules, as the zbar passes are: not for a region
         // whose structure is coarse only.
         let attempting = looks && !zbarSymbologies.isEmpty
+        // The budget is counted as spent once a scan, where the first pass or attempt is cut.
+        var cut = false
         if attempting {
             for a in before {
-                let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs)
+                guard let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else {
+                    cut = true
+                    break
+                }
                 if !found.isEmpty { return found }
             }
         }
@@ -196,7 +203,8 @@ public final class BarcodeScanner {
             // the budget by that estimate.
             let estimateNs = pass == .zxing ? UInt64(zxingNsPerPixel * Double(w * h)) : plainNs * UInt64(pass.scale * pass.scale)
             if clock.now() - start + estimateNs > budgetNs {
-                counters.budgetExhausted += 1
+                if !cut { counters.budgetExhausted += 1 }
+                cut = true
                 break
             }
             counters.runs[pass, default: 0] += 1
@@ -251,9 +259,9 @@ public final class BarcodeScanner {
                 return found
             }
         }
-        if attempting {
+        if attempting && !cut {
             for a in after {
-                let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs)
+                guard let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else { break }
                 if !found.isEmpty { return found }
             }
         }
@@ -266,13 +274,13 @@ public final class BarcodeScanner {
     /// still reads there, and the average halves the sensor noise, so a code of too little
     /// contrast for the gate's edges reads too. A 1D code read there is held for confirmation
     /// (the half-size rows blend the region's). `lookAgain`: nothing was reported, but a 1D code
-    /// was held back or the half-size picture has structure like a code's
-    /// (`PassImage.looksLikeCode`): a full decode should follow (small modules, a code zbar does
-    /// not read, one scan line).
+    /// was held back or the region has structure like a code's (`PassImage.looksLikeCode`): a
+    /// full decode should follow (small modules, a code zbar does not read, one scan line).
     public func glance(_ luma: LumaPlane, in region: PixelRect) -> (symbols: [DecodedSymbol], lookAgain: Bool) {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.glances += 1
         lastReadByAttempt = false
+        lastRanAttempt = false
         unconfirmedNow.removeAll(keepingCapacity: true)
         var agreement = ReadingAgreement()
         defer {
@@ -297,8 +305,10 @@ public final class BarcodeScanner {
             counters.glanceReads += 1
             return (found, false)
         }
+        // The structure test at full size: at half size the bars of a 2 px module are one pixel
+        // wide, and its steps over two pixels see none of them.
         let looks = !agreement.unconfirmed.isEmpty
-            || passBuffer.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: ow, height: oh) }
+            || gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
         if looks { counters.glanceLookAgain += 1 }
         return ([], looks)
     }
@@ -355,73 +365,41 @@ public final class BarcodeScanner {
 
     // MARK: - attempts (issue 37)
 
-    /// zxing with the global-histogram binariser, made on first use.
-    private var zxingGlobal: ZXingReader?
     private var stretchLevels: [Int32] = []
     private var rowScratch: [UInt8] = []
 
-    /// Runs attempt `a` on region `r` (`gathered` holds it) if the budget allows it: its cost is
-    /// estimated as plain zbar's times its picture's share of the region (zxing's from its last
-    /// cost a pixel). Returns what stands.
+    /// Runs attempt `a` on region `r` (`gathered` holds it) if the budget allows it (nil when it
+    /// does not: counted as the budget spent). Returns what stands.
     private func attempt(_ a: Attempt, luma: LumaPlane, region r: PixelRect, agreement: inout ReadingAgreement,
-                         plainNs: UInt64, start: UInt64, budgetNs: UInt64) -> [DecodedSymbol] {
+                         plainNs: UInt64, start: UInt64, budgetNs: UInt64) -> [DecodedSymbol]? {
         let w = r.width, h = r.height
-        let estimateNs: UInt64
-        switch a {
-        case .downscale: estimateNs = plainNs / 4
-        case .zxingGlobal: estimateNs = UInt64(zxingNsPerPixel * Double(w * h))
-        default: estimateNs = plainNs
-        }
+        // Each costs about what plain zbar cost (the picture is the region's size); the inversion
+        // adds zxing's read when zbar finds nothing.
+        let estimateNs = plainNs + (a == .invert && zxing != nil ? UInt64(zxingNsPerPixel * Double(w * h)) : 0)
         if clock.now() - start + estimateNs > budgetNs {
             counters.budgetExhausted += 1
-            return []
+            return nil
         }
         counters.attemptRuns[a, default: 0] += 1
-        var found: [DecodedSymbol] = []
-        switch a {
-        case .zxingGlobal:
-            if zxingGlobal == nil, zxing != nil { zxingGlobal = ZXingReader(symbologies: symbologies, mount: zxing!.mount, globalHistogram: true) }
-            if let z = zxingGlobal { found = agreement.admit(z.read(luma, in: r).compactMap { zxingReading($0, within: r) }) }
-        case .downscale:
-            guard w >= 32, h >= 32 else { break }
-            let ow = w / 2, oh = h / 2
-            preparePassBuffer(count: w * h)
-            gathered.withUnsafeBufferPointer { src in
-                passBuffer.withUnsafeMutableBufferPointer { PassImage.downscale2x(src.baseAddress!, width: w, height: h, into: $0.baseAddress!) }
-            }
-            found = agreement.admit(zbarReadingsOfPassBuffer(width: ow, height: oh, scale: (1, 2), region: r))
-        case .invert, .closing, .stretch, .bloom, .rows:
-            preparePassBuffer(count: w * h)
-            if secondBuffer.count < w * h { secondBuffer = [UInt8](repeating: 0, count: w * h) }
-            gathered.withUnsafeBufferPointer { src in
-                passBuffer.withUnsafeMutableBufferPointer { dst in
-                    secondBuffer.withUnsafeMutableBufferPointer { tmp in
-                        let s = src.baseAddress!, d = dst.baseAddress!
-                        switch a {
-                        case .invert: PassImage.invert(s, width: w, height: h, into: d)
-                        case .closing: PassImage.closing3(s, width: w, height: h, tmp: tmp.baseAddress!, into: d)
-                        case .bloom:
-                            PassImage.stretch(s, width: w, height: h, block: Attempt.stretchBlock(w, h), minimumRange: Attempt.minimumRange,
-                                              levels: &stretchLevels, into: d)
-                            PassImage.minimum3(d, width: w, height: h, tmp: tmp.baseAddress!, into: d)
-                        case .rows:
-                            PassImage.rowStretch(s, width: w, height: h, reach: Attempt.rowReach(w), minimumRange: Attempt.minimumRange, scratch: &rowScratch, into: d)
-                        default:
-                            PassImage.stretch(s, width: w, height: h, block: Attempt.stretchBlock(w, h), minimumRange: Attempt.minimumRange,
-                                              levels: &stretchLevels, into: d)
-                        }
-                    }
+        lastRanAttempt = true
+        preparePassBuffer(count: w * h)
+        if secondBuffer.count < w * h { secondBuffer = [UInt8](repeating: 0, count: w * h) }
+        gathered.withUnsafeBufferPointer { src in
+            passBuffer.withUnsafeMutableBufferPointer { dst in
+                secondBuffer.withUnsafeMutableBufferPointer { tmp in
+                    a.draw(src.baseAddress!, width: w, height: h, tmp: tmp.baseAddress!, levels: &stretchLevels, scratch: &rowScratch,
+                           into: dst.baseAddress!)
                 }
             }
-            found = agreement.admit(zbarReadingsOfPassBuffer(width: w, height: h, scale: (1, 1), region: r))
-            if found.isEmpty, a == .invert, let zxing {
-                // zxing reads the inverted picture upright (the mount through the strides), as it
-                // reads the region; its outline is the region's.
-                let codes = passBuffer.withUnsafeBufferPointer { buf in
-                    zxing.read(LumaPlane(base: buf.baseAddress!, width: w, height: h, rowStride: w), in: PixelRect(x: 0, y: 0, width: w, height: h))
-                }
-                found = agreement.admit(relocated(codes, region: r) { $0 }.compactMap { zxingReading($0, within: r) })
+        }
+        var found = agreement.admit(zbarReadingsOfPassBuffer(width: w, height: h, scale: (1, 1), region: r))
+        if found.isEmpty, a == .invert, let zxing {
+            // zxing reads the inverted picture upright (the mount through the strides), as it
+            // reads the region; its outline is the region's.
+            let codes = passBuffer.withUnsafeBufferPointer { buf in
+                zxing.read(LumaPlane(base: buf.baseAddress!, width: w, height: h, rowStride: w), in: PixelRect(x: 0, y: 0, width: w, height: h))
             }
+            found = agreement.admit(relocated(codes, region: r) { $0 }.compactMap { zxingReading($0, within: r) })
         }
         if !found.isEmpty {
             counters.attemptWins[a, default: 0] += 1

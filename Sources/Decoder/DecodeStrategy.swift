@@ -28,44 +28,38 @@ public enum ExtraPass: String, CaseIterable, Sendable {
     var scale: Int { self == .upscaleSharpen ? 2 : 1 }
 }
 
-/// What a presentation that did not read on its first frame is given on each later decoded frame,
-/// one a frame (issue 37; `AttemptSchedule` in Policy says which), before the extra passes: each
-/// is a picture made from the region for what phone screens do to a code, read by zbar (and by
-/// zxing where said). Kept and ordered by what they won and cost on the drawn screen scenes
-/// (`kiosk-dev screens`, docs/development.md "Phone screens").
+/// What a presentation that did not read on its first decode is given on each later decoded
+/// frame, one a frame (issue 37; `AttemptSchedule` in Policy says which), before the extra passes:
+/// a picture made from the region for what a phone screen does to a code, read by zbar (and by
+/// zxing where said). Measured on the drawn screens (`kiosk-dev screens`, docs/development.md
+/// "Phone screens"): seven candidates were tried; a 2x2 area average, a 3x3 closing against the
+/// pixel grid, the local stretch alone and zxing's global-histogram binariser read no frame that
+/// these three do not, and were removed.
 public enum Attempt: String, CaseIterable, Sendable {
+    /// A local contrast stretch (`PassImage.stretch`: each pixel between the darkest and lightest
+    /// of the 3x3 blocks around it), then a 3x3 minimum (each dark module grows by a pixel all
+    /// round), read by zbar. An overexposed screen's light spills into its dark modules before
+    /// the sensor clips it (bloom): they come out a pixel or two thinner than the light ones, in
+    /// 35-55 levels of contrast, and neither reader finds a QR code's finder pattern in
+    /// proportion (1:1:3:1:1); the stretch gives the contrast back and the minimum the pixels.
+    /// It also reads most codes whose moiré or pixel grid defeats plain zbar (the grid's light
+    /// dots inside dark modules are the same thinning).
+    case bloom
+    /// Each row stretched on its own (`PassImage.rowStretch`: between the darkest and lightest
+    /// pixel of the row within a twentieth of the region's width), read by zbar: a dimmed
+    /// screen's PWM seen through a rolling shutter darkens whole rows in bands; a glare spot's
+    /// slope flattens too.
+    case rows
     /// 255 - luma, read by zbar and then zxing: light-on-dark codes (a phone's dark mode), which
     /// neither reads as they are (zxing-cpp 1.4 has no inverted reading; 2.x's is turned off in
-    /// the shim so that both versions read alike).
+    /// the shim so that both versions read alike). zxing here reads the dark-mode screens whose
+    /// moiré zbar misses: without it one in four of the drawn ones was read, late, not at all.
     case invert
-    /// The 2x2 area average (half the size each way), read by zbar: a screen's pixel grid and its
-    /// moiré, finer than two camera pixels, average out; the sensor noise halves.
-    case downscale = "down2"
-    /// A grey closing (3x3 maximum, then 3x3 minimum), read by zbar: the dark lines of a screen's
-    /// pixel grid seen one camera pixel wide inside the light modules fill in; dark modules,
-    /// wider than 3 pixels, keep their size.
-    case closing
-    /// A local contrast stretch (each pixel between the darkest and lightest of the 3x3 blocks
-    /// around it, blocks of a sixteenth of the region's side), read by zbar: a glare spot's
-    /// slope, a screen's low contrast.
-    case stretch
-    /// `stretch`, then a 3x3 minimum (each dark module grows by a pixel all round), read by zbar:
-    /// an overexposed screen's light spills into its dark modules before the sensor clips it
-    /// (bloom), so they come out a pixel or two thinner than the light ones, and neither reader
-    /// finds a QR code's finder pattern in proportion (1:1:3:1:1); the minimum gives the pixels back.
-    case bloom
-    /// Each row stretched on its own, between the darkest and lightest pixel within an eighth of
-    /// the region's width of it, read by zbar: a dimmed screen's PWM seen through a rolling
-    /// shutter, dark bands of whole rows.
-    case rows
-    /// zxing with its global-histogram binariser instead of its per-block one, on the region: its
-    /// per-block binariser takes a block of less than 24 levels of contrast as light (zxing's
-    /// HybridBinarizer), which an overexposed screen's code is.
-    case zxingGlobal = "zxing-global"
 
-    /// The attempts in the order a presentation gets them, one a frame: cheapest and likeliest
-    /// first, as measured (docs/development.md, "Phone screens").
-    public static let kept: [Attempt] = [.invert, .downscale, .stretch, .bloom, .closing, .rows, .zxingGlobal]
+    /// The attempts in the order a presentation gets them, one a frame: by the frames each reads
+    /// that no attempt before it read, a millisecond of its cost, each look counted alike
+    /// (docs/development.md, "Phone screens").
+    public static let kept: [Attempt] = [.bloom, .rows, .invert]
 }
 
 /// How often each part of the strategy ran and won. The bench prints them.
@@ -237,15 +231,6 @@ enum PassImage {
                 out[x] = UInt8((s + 2) >> 2)
             }
         }
-    }
-
-    /// A grey closing with a 3x3 square: the maximum of each 3x3 neighbourhood, then the minimum
-    /// of that (edges clamped), through `tmp`; both `tmp` and `dst` hold w x h.
-    static func closing3(_ src: UnsafePointer<UInt8>, width w: Int, height h: Int, tmp: UnsafeMutablePointer<UInt8>, into dst: UnsafeMutablePointer<UInt8>) {
-        extreme3(src, width: w, height: h, into: tmp, maximum: true, horizontal: true)
-        extreme3(tmp, width: w, height: h, into: dst, maximum: true, horizontal: false)
-        extreme3(dst, width: w, height: h, into: tmp, maximum: false, horizontal: true)
-        extreme3(tmp, width: w, height: h, into: dst, maximum: false, horizontal: false)
     }
 
     /// The minimum of each 3x3 neighbourhood (edges clamped) through `tmp`; `dst` may be `src`.
@@ -426,39 +411,36 @@ enum CheckDigit {
 }
 
 extension Attempt {
-    /// The picture attempt `self` makes of `region` for zbar (zxing's attempt reads the region
-    /// itself: nil), as the scanner makes it: for the bench's pictures and the tests.
-    public func picture(of region: GrayImage) -> GrayImage? {
+    /// The picture attempt `self` makes of `region` for zbar, as the scanner makes it: for the
+    /// bench's pictures and the tests.
+    public func picture(of region: GrayImage) -> GrayImage {
         let w = region.width, h = region.height
         var out = [UInt8](repeating: 0, count: w * h), tmp = out
         var levels: [Int32] = [], scratch: [UInt8] = []
-        var size = (w, h)
         region.pixels.withUnsafeBufferPointer { src in
             out.withUnsafeMutableBufferPointer { dst in
                 tmp.withUnsafeMutableBufferPointer { t in
-                    let s = src.baseAddress!, d = dst.baseAddress!
-                    switch self {
-                    case .invert: PassImage.invert(s, width: w, height: h, into: d)
-                    case .downscale:
-                        PassImage.downscale2x(s, width: w, height: h, into: d)
-                        size = (w / 2, h / 2)
-                    case .closing: PassImage.closing3(s, width: w, height: h, tmp: t.baseAddress!, into: d)
-                                    case .stretch: PassImage.stretch(s, width: w, height: h, block: Attempt.stretchBlock(w, h), minimumRange: Attempt.minimumRange, levels: &levels, into: d)
-                    case .bloom:
-                        PassImage.stretch(s, width: w, height: h, block: Attempt.stretchBlock(w, h), minimumRange: Attempt.minimumRange, levels: &levels, into: d)
-                        PassImage.minimum3(d, width: w, height: h, tmp: t.baseAddress!, into: d)
-                    case .rows: PassImage.rowStretch(s, width: w, height: h, reach: Attempt.rowReach(w), minimumRange: Attempt.minimumRange, scratch: &scratch, into: d)
-                    case .zxingGlobal: break
-                    }
+                    draw(src.baseAddress!, width: w, height: h, tmp: t.baseAddress!, levels: &levels, scratch: &scratch, into: dst.baseAddress!)
                 }
             }
         }
-        guard self != .zxingGlobal else { return nil }
-        return GrayImage(width: size.0, height: size.1, pixels: Array(out[0..<(size.0 * size.1)]))
+        return GrayImage(width: w, height: h, pixels: out)
     }
 
-    /// The stretches' parameters for a region of w x h.
-    static func stretchBlock(_ w: Int, _ h: Int) -> Int { max(6, min(w, h) / 30) }
-    static func rowReach(_ w: Int) -> Int { max(8, w / 20) }
+    /// The attempt's picture of `src` (w x h) into `dst`, through `tmp` (w x h) and the stretches'
+    /// reusable `levels` and `scratch`.
+    func draw(_ src: UnsafePointer<UInt8>, width w: Int, height h: Int, tmp: UnsafeMutablePointer<UInt8>,
+              levels: inout [Int32], scratch: inout [UInt8], into dst: UnsafeMutablePointer<UInt8>) {
+        switch self {
+        case .invert: PassImage.invert(src, width: w, height: h, into: dst)
+        case .bloom:
+            PassImage.stretch(src, width: w, height: h, block: max(6, min(w, h) / 30), minimumRange: Attempt.minimumRange, levels: &levels, into: dst)
+            PassImage.minimum3(dst, width: w, height: h, tmp: tmp, into: dst)
+        case .rows:
+            PassImage.rowStretch(src, width: w, height: h, reach: max(8, w / 20), minimumRange: Attempt.minimumRange, scratch: &scratch, into: dst)
+        }
+    }
+
+    /// The stretches' least range (luma steps): a window of less is a uniform area (see `PassImage.stretch`).
     static let minimumRange = 24
 }

@@ -24,14 +24,11 @@ public final class ZXingReader {
     /// `minLineCount`: zxing's own rule for linear codes; the kiosk takes every line (1) and
     /// decides itself (`confirmingLines`); zxing used as anyone would (the accuracy bench's
     /// "zxing alone") keeps zxing's default, 2.
-    /// `globalHistogram`: read through zxing's other binariser (`kiosk_zxing_set_binarizer`), one
-    /// threshold for the picture, instead of its default, a threshold per block.
-    public init?(symbologies: [Symbology], mount: Mount = Mount(), minLineCount: Int = 1, globalHistogram: Bool = false) {
+    public init?(symbologies: [Symbology], mount: Mount = Mount(), minLineCount: Int = 1) {
         let mine = symbologies.filter { $0.zxingFormat != nil }
         guard !mine.isEmpty else { return nil }
         let formats = mine.reduce(UInt32(0)) { $0 | $1.zxingFormat! }
         guard let r = kiosk_zxing_create(formats, 1, 1, Int32(minLineCount)) else { return nil }
-        if globalHistogram { kiosk_zxing_set_binarizer(r, 1) }
         reader = r
         aztecReader = mine.contains(.aztec) ? kiosk_zxing_create(KIOSK_ZX_AZTEC, 1, 1, 1) : nil
         self.symbologies = mine

@@ -33,6 +33,8 @@ public enum ScreenBench {
     public static func main(_ args: [String]) -> Int32 {
         var json = false, frames = 3
         var dump: String?
+        var needs = false
+        var symbologies = Configuration().symbologies
         var looks = ScreenScenes.Look.allCases
         var i = 0
         while i < args.count {
@@ -42,6 +44,12 @@ public enum ScreenBench {
                 i += 1
                 guard i < args.count, let n = Int(args[i]), n >= 1, n <= 20 else { return DevCommand.usageError("--frames takes 1-20") }
                 frames = n
+            case "--needs": needs = true
+            case "--symbologies":
+                i += 1
+                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < args.count ? args[i] : ""])
+                guard i < args.count, reading.errors.isEmpty else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = reading.configuration.symbologies
             case "--dump":
                 i += 1
                 guard i < args.count else { return DevCommand.usageError("--dump takes a folder") }
@@ -56,7 +64,7 @@ public enum ScreenBench {
             }
             i += 1
         }
-        let symbologies = Configuration().symbologies
+        if needs { return neededAttempts(looks, symbologies: symbologies) }
         var rows: [Row] = []
         var extraNs: [Attempt: [UInt64]] = [:]
         var plainNs: [UInt64] = []
@@ -78,7 +86,7 @@ public enum ScreenBench {
                             for y in 0..<roi.height { for x in 0..<roi.width { picture[x, y] = frame.luma[roi.x + x, roi.y + y] } }
                             try ImageFile.writePNG(picture, to: "\(dump)/\(look.rawValue)-\(v).png")
                             for a in Attempt.allCases {
-                                if let p = a.picture(of: picture) { try ImageFile.writePNG(p, to: "\(dump)/\(look.rawValue)-\(v)-\(a.rawValue).png") }
+                                try ImageFile.writePNG(a.picture(of: picture), to: "\(dump)/\(look.rawValue)-\(v)-\(a.rawValue).png")
                             }
                         }
                         let (plain, ns) = read(frame.luma, roi: roi, symbologies: symbologies, attempt: nil)
@@ -91,8 +99,8 @@ public enum ScreenBench {
                         }
                         frameReads.append((plain, by))
                     }
-                    if let d = try replay(look, variant: v, attempts: Attempt.kept) { row.replayRead += 1; delays.append(d) }
-                    if try replay(look, variant: v, attempts: []) != nil { row.replayReadWithout += 1 }
+                    if let d = try replay(look, variant: v, attempts: Attempt.kept, symbologies: symbologies) { row.replayRead += 1; delays.append(d) }
+                    if try replay(look, variant: v, attempts: [], symbologies: symbologies) != nil { row.replayReadWithout += 1 }
                 } catch {
                     DevCommand.printError("kiosk-dev screens: \(error)")
                     return ExitStatus.failure
@@ -135,6 +143,28 @@ public enum ScreenBench {
         return ExitStatus.ok
     }
 
+    /// `--needs`: each variant replayed with the kept attempts, without each of them, and with
+    /// none, held in a hand and held still: the frame of the report, or "-" for none. What the
+    /// screen tests are chosen from (a variant that one attempt alone makes read).
+    static func neededAttempts(_ looks: [ScreenScenes.Look], symbologies: [Symbology]) -> Int32 {
+        let lists: [(String, [Attempt])] = [("kept", Attempt.kept)] + Attempt.kept.map { a in ("-\(a.rawValue)", Attempt.kept.filter { $0 != a }) } + [("none", [])]
+        print("| look | variant | hand | " + lists.map(\.0).joined(separator: " | ") + " |")
+        print("|---|---|---|" + String(repeating: "---|", count: lists.count))
+        for look in looks {
+            for v in 0..<ScreenScenes.variants(look) {
+                for tremor in [true, false] {
+                    var cells: [String] = []
+                    for (_, list) in lists {
+                        let f = (try? replay(look, variant: v, attempts: list, symbologies: symbologies, tremor: tremor)) ?? nil
+                        cells.append(f.map(String.init) ?? "-")
+                    }
+                    print("| \(look.rawValue) | \(v) | \(tremor ? "yes" : "still") | " + cells.joined(separator: " | ") + " |")
+                }
+            }
+        }
+        return ExitStatus.ok
+    }
+
     /// Whether the frame reads the screens' payload, and the scan's wall-clock time.
     static func read(_ luma: LumaPlane, roi: PixelRect, symbologies: [Symbology], attempt: Attempt?) -> (Bool, UInt64) {
         let scanner = BarcodeScanner(symbologies: symbologies, extraBudgetMs: 10_000)
@@ -146,11 +176,12 @@ public enum ScreenBench {
 
     /// The frames from the screen's first frame to its report through the kiosk's frame loop
     /// (`ScanService.process`, the default ROI, the frames' own clock), nil when never reported.
-    static func replay(_ look: ScreenScenes.Look, variant: Int, attempts: [Attempt]) throws -> Int? {
+    static func replay(_ look: ScreenScenes.Look, variant: Int, attempts: [Attempt], symbologies: [Symbology], tremor: Bool = true) throws -> Int? {
         let before = 10
-        let scene = try ScreenScenes.scene(look, variant: variant, before: before, hold: 24, after: 6)
+        let scene = try ScreenScenes.scene(look, variant: variant, before: before, hold: 24, after: 6, tremor: tremor)
         var config = Configuration()
         config.fps = 30
+        config.symbologies = symbologies
         let clock = FrameClock()
         let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), clock: clock, attempts: attempts)

@@ -27,6 +27,9 @@ public final class DecodePipeline {
         /// Decisions by reason.
         public var reasons: [DecodeGate.Reason: Int] = [:]
         public var decodes = 0
+        /// Attempts run (issue 37: on a presentation that did not read on its first decode, where
+        /// plain zbar read nothing).
+        public var attempts = 0
         public var replaced = 0
         public var gateNs: UInt64 = 0
         public var copyNs: UInt64 = 0
@@ -138,6 +141,7 @@ public final class DecodePipeline {
             gate.decodeRead(codes: !result.symbols.isEmpty)
             schedule.decoded(attempt: result.attemptIndex, read: !result.symbols.isEmpty, attemptRead: result.readByAttempt)
             if result.lookAgain { gate.lookAgain() }
+            if result.ranAttempt { ownStats.attempts += 1 }
             admit(result.symbols, result.frame)
         }
         finished.removeAll(keepingCapacity: true)
@@ -154,6 +158,8 @@ public final class DecodePipeline {
             var readByAttempt: Bool
             /// A glance that asks for a full decode of the next frame.
             var lookAgain = false
+            /// The scan ran its attempt (plain zbar read nothing).
+            var ranAttempt = false
         }
 
         /// One ROI copy. Owned by the frame loop while neither pending nor busy.
@@ -290,7 +296,7 @@ public final class DecodePipeline {
                 lock.unlock()
                 let t0 = monotonicNanoseconds()
                 let (symbols, lookAgain) = decode(slot)
-                let byAttempt = scanner.lastReadByAttempt
+                let byAttempt = scanner.lastReadByAttempt, ranAttempt = scanner.lastRanAttempt
                 let ns = monotonicNanoseconds() &- t0
                 lock.lock()
                 decodeNs += ns
@@ -298,7 +304,7 @@ public final class DecodePipeline {
                 busy = nil
                 if let frame = slot.frame {
                     results.append(Result(symbols: symbols, frame: frame, attemptIndex: slot.attemptIndex, readByAttempt: byAttempt,
-                                          lookAgain: lookAgain))
+                                          lookAgain: lookAgain, ranAttempt: ranAttempt))
                 }
                 slot.frame = nil
                 lock.broadcast()

@@ -88,7 +88,7 @@ final class AccuracyTests: XCTestCase {
         XCTAssertEqual(tight.counters.runs.values.reduce(0, +), 1, "\(tight.counters.runs)")
         XCTAssertEqual(tight.counters.budgetExhausted, 1)
         let ample = BarcodeScanner(symbologies: [.qrcode], extraBudgetMs: 10_000, clock: TickingClock())
-        XCTAssertEqual(ample.scan(dark).map(\.text), ["DARK"], "the invert pass reads a light-on-dark code")
+        XCTAssertEqual(ample.scan(dark).map(\.text), ["DARK"], "the invert attempt reads a light-on-dark code")
         XCTAssertEqual(ample.counters.budgetExhausted, 0)
     }
 

@@ -40,12 +40,6 @@ typedef struct kiosk_zxing_reader kiosk_zxing_reader;
 kiosk_zxing_reader *kiosk_zxing_create(uint32_t formats, int try_harder, int try_rotate, int min_line_count);
 void kiosk_zxing_destroy(kiosk_zxing_reader *reader);
 
-/// The binariser the reader's matrix codes are read through: 0 zxing's default (LocalAverage, the
-/// hybrid binariser: a threshold per 8x8 block from its 5x5 neighbourhood, blocks of less than 24
-/// levels of contrast taken as light), 1 GlobalHistogram (one threshold a row for linear codes,
-/// one for the picture for matrix codes, from the histogram's valley). Both 1.4 and 2.x have both.
-void kiosk_zxing_set_binarizer(kiosk_zxing_reader *reader, int global_histogram);
-
 /// Reads the codes of an 8-bit luma image: pixel (x, y) at data + y * row_stride + x * pixel_stride
 /// (either stride may be negative: a mirrored view of a buffer). Returns how many codes were found
 /// (each valid: no checksum or format error), or -1 when zxing threw (the count is then 0). The
