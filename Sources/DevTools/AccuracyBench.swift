@@ -232,6 +232,10 @@ public struct AccuracyBench {
         for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
             lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
         }
+        // A still gets every attempt after the passes (issue 37).
+        for a in Attempt.allCases where c.attemptRuns[a] != nil || c.attemptWins[a] != nil {
+            lines.append("| attempt \(a.rawValue) | \(c.attemptRuns[a] ?? 0) | \(c.attemptWins[a] ?? 0) |")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -245,6 +249,7 @@ public struct AccuracyBench {
         let rowsJSON = rows.map(row)
         let symbologyJSON = symbologyRows.map(row)
         let passes = ExtraPass.allCases.map { "\"\($0.rawValue)\":{\"runs\":\(counters.runs[$0] ?? 0),\"wins\":\(counters.wins[$0] ?? 0)}" }
+            + Attempt.allCases.map { "\"attempt-\($0.rawValue)\":{\"runs\":\(counters.attemptRuns[$0] ?? 0),\"wins\":\(counters.attemptWins[$0] ?? 0)}" }
         return "{\"rows\":[\(rowsJSON.joined(separator: ","))],\"symbologies\":[\(symbologyJSON.joined(separator: ","))],\"contested\":\(counters.contested),\"passes\":{\(passes.joined(separator: ","))},\"plain_wins\":\(counters.plainWins),\"skipped_by_structure_test\":\(counters.skippedByStructureTest),\"extra_regions\":\(counters.extraRegions),\"budget_exhausted\":\(counters.budgetExhausted),\"unconfirmed_1d\":\(counters.unconfirmed1D)}"
     }
 }
