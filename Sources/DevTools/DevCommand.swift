@@ -29,6 +29,9 @@ public enum DevCommand {
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
+      kiosk-dev charsets [--samples N] [--verbose]
+                          what the payload's text rule makes of short texts in GB2312, Shift_JIS,
+                          EUC-JP and ISO-8859-1: right, left as bytes, wrong
       kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
                           a bench workload's frames into FILE, and the frame loop over them,
                           for instruction counts under qemu-aarch64 (make bench-arm64)
@@ -58,6 +61,8 @@ public enum DevCommand {
             return OSDPReplyBench.main(Array(args.dropFirst()))
         case "count":
             return CountBench.main(Array(args.dropFirst()))
+        case "charsets":
+            return CharsetBench.main(Array(args.dropFirst()))
         case "screens":
             return ScreenBench.main(Array(args.dropFirst()))
         case "sharpness":
