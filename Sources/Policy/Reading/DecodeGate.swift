@@ -145,39 +145,51 @@ public struct DecodeGate: Sendable {
         return decision
     }
 
-    /// Fills `current` with the block sums and returns the number of edges.
+    /// Fills `current` with the block sums and returns the number of edges. Written for the idle
+    /// frame's cost (issue 37: it runs on every frame): the block sums and the edges in two tight
+    /// loops over a row's samples, an edge counted without a branch (|d| >= t is d + t - 1
+    /// beyond 2t - 2, unsigned).
     private mutating func sample(_ luma: LumaPlane, _ r: PixelRect) -> Int {
-        let step = settings.sampleStep, bs = settings.blockSamples, threshold = settings.edgeThreshold
+        let step = settings.sampleStep, bs = settings.blockSamples
+        let t = UInt32(max(1, settings.edgeThreshold))
         let (columns, rows, across, _) = geometry
         let ps = luma.pixelStride, rowStride = luma.rowStride
         let dx = step * ps, dy = step * rowStride
         // Half a step in from the ROI's corner, so a small ROI still gets samples.
         let x0 = r.x + min(step / 2, r.width - 1), y0 = r.y + min(step / 2, r.height - 1)
         var edges = 0
+        @inline(__always) func edge(_ a: Int32, _ b: Int32) -> Int {
+            UInt32(bitPattern: a &- b &+ Int32(t) &- 1) > 2 &* t &- 2 ? 1 : 0
+        }
         current.withUnsafeMutableBufferPointer { sums in
             for i in 0..<sums.count { sums[i] = 0 }
+            let fullBlocks = columns / bs, rest = columns % bs
             for sy in 0..<rows {
                 let row = luma.base + (y0 + sy * step) * rowStride + x0 * ps
-                let below = sy + 1 < rows
-                let blockRow = (sy / bs) * across
-                var previous = Int(row[0])
-                var block = blockRow, inBlock = 0
-                var blockSum: Int32 = 0
-                for sx in 0..<columns {
-                    let v = Int(row[sx * dx])
-                    blockSum += Int32(v)
-                    inBlock += 1
-                    if inBlock == bs {
-                        sums[block] += blockSum
-                        block += 1
-                        inBlock = 0
-                        blockSum = 0
-                    }
-                    if abs(v - previous) >= threshold { edges += 1 }
-                    if below, abs(v - Int(row[sx * dx + dy])) >= threshold { edges += 1 }
-                    previous = v
+                let below = sy + 1 < rows ? row + dy : row
+                let sumsRow = sums.baseAddress! + (sy / bs) * across
+                // The block sums: a block's samples in a tight loop.
+                var o = 0
+                for bx in 0..<fullBlocks {
+                    var sum: Int32 = 0
+                    for _ in 0..<bs { sum &+= Int32(row[o]); o &+= dx }
+                    sumsRow[bx] &+= sum
                 }
-                if inBlock > 0 { sums[block] += blockSum }
+                if rest > 0 {
+                    var sum: Int32 = 0
+                    for _ in 0..<rest { sum &+= Int32(row[o]); o &+= dx }
+                    sumsRow[fullBlocks] &+= sum
+                }
+                // The edges: to the left and to the sample below.
+                var previous = Int32(row[0]), rowEdges = 0
+                o = 0
+                for _ in 0..<columns {
+                    let v = Int32(row[o])
+                    rowEdges &+= edge(v, previous) &+ edge(v, Int32(below[o]))
+                    previous = v
+                    o &+= dx
+                }
+                edges &+= rowEdges
             }
         }
         return edges
