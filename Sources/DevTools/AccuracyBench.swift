@@ -47,6 +47,9 @@ public struct AccuracyBench {
     /// Files read wrongly by our path (must stay empty), as "folder/file rotation: got (expected)".
     public var wrongReads: [String] = []
     public var missedReads: [String] = []
+    /// Pictures with a code that neither plain zbar nor zxing alone read right, and whether ours
+    /// did (issue 37: what a door reader should read of what both libraries miss).
+    public var missedByBoth: [(name: String, oursRead: Bool)] = []
 
     public static let rotations = [0, 90]
     /// The folder of pictures without a code.
@@ -114,6 +117,9 @@ public struct AccuracyBench {
                     }
                     tally(&folderRows[index].zbar, judge(plain, expected: expected))
                     tally(&folderRows[index].zxing, judge(alone, expected: expected))
+                    if expected != nil, judge(plain, expected: expected) != .correct, judge(alone, expected: expected) != .correct {
+                        bench.missedByBoth.append((name, judge(ours, expected: expected) == .correct))
+                    }
                     folderRows[index].ours.ms.append(oursMs)
                     folderRows[index].zbar.ms.append(plainMs)
                     folderRows[index].zxing.ms.append(aloneMs)
@@ -311,6 +317,7 @@ extension AccuracyBench {
             print(bench.countersText)
             if verbose {
                 for m in bench.missedReads { print("missed: \(m)") }
+                for m in bench.missedByBoth { print("missed by zbar and zxing alone: \(m.name) (ours: \(m.oursRead ? "read" : "missed"))") }
             }
             for w in bench.wrongReads { print("WRONG: \(w)") }
         }

@@ -29,6 +29,9 @@ public enum DevCommand {
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
+      kiosk-dev twod [--dump DIR] [--budget-ms N]
+                          the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
+                          the kiosk's still path and zxing-cpp alone (make bench-2d)
       kiosk-dev charsets [--samples N] [--verbose]
                           what the payload's text rule makes of short texts in GB2312, Shift_JIS,
                           EUC-JP and ISO-8859-1: right, left as bytes, wrong
@@ -61,6 +64,8 @@ public enum DevCommand {
             return OSDPReplyBench.main(Array(args.dropFirst()))
         case "count":
             return CountBench.main(Array(args.dropFirst()))
+        case "twod":
+            return TwoDBench.main(Array(args.dropFirst()))
         case "charsets":
             return CharsetBench.main(Array(args.dropFirst()))
         case "screens":
