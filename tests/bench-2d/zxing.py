@@ -9,6 +9,7 @@
 #   tests/bench-2d/zxing.py DIR
 import os
 import sys
+from importlib.metadata import version
 
 import zxingcpp
 from PIL import Image
@@ -27,7 +28,7 @@ while os.path.exists(os.path.join(folder, "%d.png" % n)):
     wrong += any(b.text != expected for b in found)
     total[kind] = total.get(kind, 0) + 1
     read[kind] = read.get(kind, 0) + ok
-    print("%d %s: zxing-cpp %s %s" % (n, kind, zxingcpp.__version__ if hasattr(zxingcpp, "__version__") else "2.x", "read" if ok else "-"))
+    print("%d %s: zxing-cpp %s %s" % (n, kind, version("zxing-cpp"), "read" if ok else "-"))
     n += 1
 print("")
 for kind in ["Aztec", "DataMatrix", "PDF417"]:
