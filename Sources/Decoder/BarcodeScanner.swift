@@ -189,7 +189,7 @@ public final class BarcodeScanner {
         var cut = false
         if attempting {
             for a in before {
-                guard let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else {
+                guard let found = attempt(a, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else {
                     cut = true
                     break
                 }
@@ -261,7 +261,7 @@ public final class BarcodeScanner {
         }
         if attempting && !cut {
             for a in after {
-                guard let found = attempt(a, luma: luma, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else { break }
+                guard let found = attempt(a, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else { break }
                 if !found.isEmpty { return found }
             }
         }
@@ -370,7 +370,7 @@ public final class BarcodeScanner {
 
     /// Runs attempt `a` on region `r` (`gathered` holds it) if the budget allows it (nil when it
     /// does not: counted as the budget spent). Returns what stands.
-    private func attempt(_ a: Attempt, luma: LumaPlane, region r: PixelRect, agreement: inout ReadingAgreement,
+    private func attempt(_ a: Attempt, region r: PixelRect, agreement: inout ReadingAgreement,
                          plainNs: UInt64, start: UInt64, budgetNs: UInt64) -> [DecodedSymbol]? {
         let w = r.width, h = r.height
         // Each costs about what plain zbar cost (the picture is the region's size); the inversion
