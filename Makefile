@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
@@ -121,6 +121,31 @@ bench: release
 bench-zoom: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev zoom $(BENCH_ARGS)
+
+# What each phone-screen attempt wins and costs (issue 37; docs/development.md, "Phone screens"):
+# the drawn screens of Sources/Scene/ScreenScenes.swift, frame by frame and replayed end to end.
+bench-screens: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev screens $(BENCH_ARGS)
+
+# The 2D bench (issue 37; docs/development.md, "The 2D bench"): 60 drawn Aztec, Data Matrix and
+# PDF417 pictures through the kiosk's still path and zxing-cpp alone, then through zxing-cpp 2.x
+# from PyPI (pinned here; its own virtual environment in .cache/bench-2d, never the build's).
+ZXING_PY := zxing-cpp==2.3.0 pillow==13.0.0
+BENCH_2D := $(CURDIR)/.cache/bench-2d
+bench-2d: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	@stamp=$(BENCH_2D)/venv/.pins; if [ "$$(cat $$stamp 2>/dev/null)" != "$(ZXING_PY)" ]; then \
+	  rm -rf $(BENCH_2D)/venv && $(PYTHON) -m venv $(BENCH_2D)/venv && \
+	  $(BENCH_2D)/venv/bin/pip install -q --disable-pip-version-check $(ZXING_PY) && echo "$(ZXING_PY)" > $$stamp; fi
+	rm -rf $(BENCH_2D)/pictures && mkdir -p $(BENCH_2D)/pictures
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev twod --dump $(BENCH_2D)/pictures $(BENCH_ARGS)
+	$(BENCH_2D)/venv/bin/python tests/bench-2d/zxing.py $(BENCH_2D)/pictures
+
+# The payload text rule on short legacy texts (issue 37; docs/development.md, "Text that is right").
+bench-charsets: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev charsets $(BENCH_ARGS)
 
 # The Wiegand sender's pulse width and bit interval on this machine's clock (docs/door.md, "Use it as
 # a door reader"): release build, as on the door.

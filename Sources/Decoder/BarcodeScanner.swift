@@ -45,6 +45,9 @@ public final class BarcodeScanner {
     public let clock: Clock
     /// What the strategy did so far (the bench prints it).
     public private(set) var counters = DecodeCounters()
+    /// Whether the last scan's codes were read by an attempt (`Attempt`), and whether it ran one.
+    public private(set) var lastReadByAttempt = false
+    public private(set) var lastRanAttempt = false
 
     /// The default extra budget: see docs/development.md, "Accuracy", for what it buys on the corpus.
     public static let defaultExtraBudgetMs = 60.0
@@ -115,8 +118,28 @@ public final class BarcodeScanner {
     /// is scanned: for planar luma zbar is handed a crop of the frame itself, without a copy, and
     /// zxing a view of it.
     public func scan(_ luma: LumaPlane, in region: PixelRect) -> [DecodedSymbol] {
+        scan(luma, in: region, before: [], after: [])
+    }
+
+    /// A frame's scan with `attempt` (issue 37): the frame of a presentation that did not read
+    /// on an earlier frame. After plain zbar, when the region looks like a code, the attempt is
+    /// tried first (the extra passes failed on that presentation already), then the extra
+    /// passes with what the budget has left.
+    public func scan(_ luma: LumaPlane, in region: PixelRect, attempt: Attempt?) -> [DecodedSymbol] {
+        scan(luma, in: region, before: attempt.map { [$0] } ?? [], after: [])
+    }
+
+    /// A still's scan: there is no later frame, so every attempt of `attempts` is tried after the
+    /// extra passes, within the budget.
+    public func scan(_ luma: LumaPlane, in region: PixelRect, attempts: [Attempt]) -> [DecodedSymbol] {
+        scan(luma, in: region, before: [], after: attempts)
+    }
+
+    private func scan(_ luma: LumaPlane, in region: PixelRect, before: [Attempt], after: [Attempt]) -> [DecodedSymbol] {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.regions += 1
+        lastReadByAttempt = false
+        lastRanAttempt = false
         unconfirmedNow.removeAll(keepingCapacity: true)
         var agreement = ReadingAgreement()
         defer {
@@ -159,6 +182,20 @@ public final class BarcodeScanner {
         // ROI, tens of milliseconds for a multi-megapixel still in a debug build) are not in it.
         let start = clock.now()
         let budgetNs = UInt64(max(0, extraBudgetMs) * 1e6)
+        // The attempts are for codes of small modules, as the zbar passes are: not for a region
+        // whose structure is coarse only.
+        let attempting = looks && !zbarSymbologies.isEmpty
+        // The budget is counted as spent once a scan, where the first pass or attempt is cut.
+        var cut = false
+        if attempting {
+            for a in before {
+                guard let found = attempt(a, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else {
+                    cut = true
+                    break
+                }
+                if !found.isEmpty { return found }
+            }
+        }
         var resampleWindow: PixelRect?
         for pass in passes {
             // A zbar pass costs about what plain zbar cost, times its picture's area; the zxing
@@ -166,7 +203,8 @@ public final class BarcodeScanner {
             // the budget by that estimate.
             let estimateNs = pass == .zxing ? UInt64(zxingNsPerPixel * Double(w * h)) : plainNs * UInt64(pass.scale * pass.scale)
             if clock.now() - start + estimateNs > budgetNs {
-                counters.budgetExhausted += 1
+                if !cut { counters.budgetExhausted += 1 }
+                cut = true
                 break
             }
             counters.runs[pass, default: 0] += 1
@@ -221,13 +259,65 @@ public final class BarcodeScanner {
                 return found
             }
         }
+        if attempting && !cut {
+            for a in after {
+                guard let found = attempt(a, region: r, agreement: &agreement, plainNs: plainNs, start: start, budgetNs: budgetNs) else { break }
+                if !found.isEmpty { return found }
+            }
+        }
         return []
     }
 
-    /// Decodes a whole still image.
-    public func scan(_ picture: GrayImage, in region: PixelRect? = nil) -> [DecodedSymbol] {
+    /// The safety net's glance at an ROI the gate judged flat (issue 37; `DecodeGate`): zbar on
+    /// the region at half its size each way (`PassImage.downscale2x`, the 2x2 area average), and
+    /// nothing else: about a quarter of plain zbar's cost. A QR code of 3 px modules or more
+    /// still reads there, and the average halves the sensor noise, so a code of too little
+    /// contrast for the gate's edges reads too. A 1D code read there is held for confirmation
+    /// (the half-size rows blend the region's). `lookAgain`: nothing was reported, but a 1D code
+    /// was held back or the region has structure like a code's (`PassImage.looksLikeCode`): a
+    /// full decode should follow (small modules, a code zbar does not read, one scan line).
+    public func glance(_ luma: LumaPlane, in region: PixelRect) -> (symbols: [DecodedSymbol], lookAgain: Bool) {
+        let r = region.clamped(width: luma.width, height: luma.height)
+        counters.glances += 1
+        lastReadByAttempt = false
+        lastRanAttempt = false
+        unconfirmedNow.removeAll(keepingCapacity: true)
+        var agreement = ReadingAgreement()
+        defer {
+            for held in agreement.unconfirmed where !unconfirmedNow.contains(where: { $0.0 == held.symbol.symbology && $0.1 == held.symbol.bytes }) {
+                unconfirmedNow.append((held.symbol.symbology, held.symbol.bytes))
+            }
+            counters.contested += agreement.contested.count
+            swap(&pending, &unconfirmedNow)
+        }
+        guard r.width >= 32, r.height >= 32 else { return ([], false) }
+        gather(luma, r)
+        let w = r.width, h = r.height, ow = w / 2, oh = h / 2
+        preparePassBuffer(count: w * h)
+        gathered.withUnsafeBufferPointer { src in
+            passBuffer.withUnsafeMutableBufferPointer { PassImage.downscale2x(src.baseAddress!, width: w, height: h, into: $0.baseAddress!) }
+        }
+        var found: [DecodedSymbol] = []
+        if !zbarSymbologies.isEmpty {
+            found = agreement.admit(zbarReadingsOfPassBuffer(width: ow, height: oh, scale: (1, 2), region: r))
+        }
+        if !found.isEmpty {
+            counters.glanceReads += 1
+            return (found, false)
+        }
+        // The structure test at full size: at half size the bars of a 2 px module are one pixel
+        // wide, and its steps over two pixels see none of them.
+        let looks = !agreement.unconfirmed.isEmpty
+            || gathered.withUnsafeBufferPointer { PassImage.looksLikeCode($0.baseAddress!, width: w, height: h) }
+        if looks { counters.glanceLookAgain += 1 }
+        return ([], looks)
+    }
+
+    /// Decodes a whole still image: the extra passes, then every attempt (`Attempt.kept`; a still
+    /// has no later frame to try them on), within the budget.
+    public func scan(_ picture: GrayImage, in region: PixelRect? = nil, attempts: [Attempt] = Attempt.kept) -> [DecodedSymbol] {
         picture.withLumaPlane { luma in
-            scan(luma, in: region ?? PixelRect(x: 0, y: 0, width: picture.width, height: picture.height))
+            scan(luma, in: region ?? PixelRect(x: 0, y: 0, width: picture.width, height: picture.height), attempts: attempts)
         }
     }
 
@@ -247,7 +337,6 @@ public final class BarcodeScanner {
                     let s = src.baseAddress!, d = dst.baseAddress!
                     switch pass {
                     case .sharpen: PassImage.sharpen(s, width: w, height: h, into: d)
-                    case .invert: PassImage.invert(s, width: w, height: h, into: d)
                     case .upscaleSharpen:
                         PassImage.upscale2x(s, width: w, height: h, into: tmp.baseAddress!)
                         PassImage.sharpen(tmp.baseAddress!, width: ow, height: oh, into: d)
@@ -256,7 +345,13 @@ public final class BarcodeScanner {
                 }
             }
         }
-        let candidates: [Reading] = passBuffer.withUnsafeBufferPointer { buf in
+        return agreement.admit(zbarReadingsOfPassBuffer(width: ow, height: oh, scale: (k, 1), region: r))
+    }
+
+    /// zbar on the first `ow` x `oh` bytes of `passBuffer`, a picture made from region `r` at
+    /// `scale` (its pixels : the region's), as readings in sensor pixels.
+    private func zbarReadingsOfPassBuffer(width ow: Int, height oh: Int, scale: (Int, Int), region r: PixelRect) -> [Reading] {
+        passBuffer.withUnsafeBufferPointer { buf in
             zbar_image_set_size(image, UInt32(ow), UInt32(oh))
             zbar_image_set_crop(image, 0, 0, UInt32(ow), UInt32(oh))
             zbar_image_set_data(image, buf.baseAddress, UInt(ow * oh), nil)
@@ -264,9 +359,57 @@ public final class BarcodeScanner {
             let symbols = runScanner()
             let plane = LumaPlane(base: buf.baseAddress!, width: ow, height: oh, rowStride: ow)
             return readings(symbols, luma: plane, region: PixelRect(x: 0, y: 0, width: ow, height: oh),
-                            scale: (k, 1), origin: (r.x, r.y), within: r)
+                            scale: scale, origin: (r.x, r.y), within: r)
         }
-        return agreement.admit(candidates)
+    }
+
+    // MARK: - attempts (issue 37)
+
+    private var stretchLevels: [Int32] = []
+    private var rowScratch: [UInt8] = []
+
+    /// Runs attempt `a` on region `r` (`gathered` holds it) if the budget allows it (nil when it
+    /// does not: counted as the budget spent). Returns what stands.
+    private func attempt(_ a: Attempt, region r: PixelRect, agreement: inout ReadingAgreement,
+                         plainNs: UInt64, start: UInt64, budgetNs: UInt64) -> [DecodedSymbol]? {
+        let w = r.width, h = r.height
+        // Each costs about what plain zbar cost (the picture is the region's size); the inversion
+        // adds zxing's read when zbar finds nothing.
+        let estimateNs = plainNs + (a == .invert && zxing != nil ? UInt64(zxingNsPerPixel * Double(w * h)) : 0)
+        if clock.now() - start + estimateNs > budgetNs {
+            counters.budgetExhausted += 1
+            return nil
+        }
+        counters.attemptRuns[a, default: 0] += 1
+        lastRanAttempt = true
+        preparePassBuffer(count: w * h)
+        if secondBuffer.count < w * h { secondBuffer = [UInt8](repeating: 0, count: w * h) }
+        gathered.withUnsafeBufferPointer { src in
+            passBuffer.withUnsafeMutableBufferPointer { dst in
+                secondBuffer.withUnsafeMutableBufferPointer { tmp in
+                    a.draw(src.baseAddress!, width: w, height: h, tmp: tmp.baseAddress!, levels: &stretchLevels, scratch: &rowScratch,
+                           into: dst.baseAddress!)
+                }
+            }
+        }
+        var found = agreement.admit(zbarReadingsOfPassBuffer(width: w, height: h, scale: (1, 1), region: r))
+        if found.isEmpty, a == .invert, let zxing {
+            // zxing reads the inverted picture upright (the mount through the strides), as it
+            // reads the region; its outline is the region's.
+            let codes = passBuffer.withUnsafeBufferPointer { buf in
+                zxing.read(LumaPlane(base: buf.baseAddress!, width: w, height: h, rowStride: w), in: PixelRect(x: 0, y: 0, width: w, height: h))
+            }
+            found = agreement.admit(relocated(codes, region: r) { $0 }.compactMap { zxingReading($0, within: r) })
+        }
+        if !found.isEmpty {
+            counters.attemptWins[a, default: 0] += 1
+            lastReadByAttempt = true
+        }
+        return found
+    }
+
+    private func preparePassBuffer(count: Int) {
+        if passBuffer.count < count { passBuffer = [UInt8](repeating: 0, count: count) }
     }
 
     /// The slant of `window`'s edges (a square of the region, sensor pixels; `TurnedWindow`)

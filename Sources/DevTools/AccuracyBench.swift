@@ -47,6 +47,9 @@ public struct AccuracyBench {
     /// Files read wrongly by our path (must stay empty), as "folder/file rotation: got (expected)".
     public var wrongReads: [String] = []
     public var missedReads: [String] = []
+    /// Pictures with a code that neither plain zbar nor zxing alone read right, and whether ours
+    /// did (issue 37: what a door reader should read of what both libraries miss).
+    public var missedByBoth: [(name: String, oursRead: Bool)] = []
 
     public static let rotations = [0, 90]
     /// The folder of pictures without a code.
@@ -114,6 +117,9 @@ public struct AccuracyBench {
                     }
                     tally(&folderRows[index].zbar, judge(plain, expected: expected))
                     tally(&folderRows[index].zxing, judge(alone, expected: expected))
+                    if expected != nil, judge(plain, expected: expected) != .correct, judge(alone, expected: expected) != .correct {
+                        bench.missedByBoth.append((name, judge(ours, expected: expected) == .correct))
+                    }
                     folderRows[index].ours.ms.append(oursMs)
                     folderRows[index].zbar.ms.append(plainMs)
                     folderRows[index].zxing.ms.append(aloneMs)
@@ -232,6 +238,10 @@ public struct AccuracyBench {
         for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
             lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
         }
+        // A still gets every attempt after the passes (issue 37).
+        for a in Attempt.allCases where c.attemptRuns[a] != nil || c.attemptWins[a] != nil {
+            lines.append("| attempt \(a.rawValue) | \(c.attemptRuns[a] ?? 0) | \(c.attemptWins[a] ?? 0) |")
+        }
         return lines.joined(separator: "\n")
     }
 
@@ -245,6 +255,7 @@ public struct AccuracyBench {
         let rowsJSON = rows.map(row)
         let symbologyJSON = symbologyRows.map(row)
         let passes = ExtraPass.allCases.map { "\"\($0.rawValue)\":{\"runs\":\(counters.runs[$0] ?? 0),\"wins\":\(counters.wins[$0] ?? 0)}" }
+            + Attempt.allCases.map { "\"attempt-\($0.rawValue)\":{\"runs\":\(counters.attemptRuns[$0] ?? 0),\"wins\":\(counters.attemptWins[$0] ?? 0)}" }
         return "{\"rows\":[\(rowsJSON.joined(separator: ","))],\"symbologies\":[\(symbologyJSON.joined(separator: ","))],\"contested\":\(counters.contested),\"passes\":{\(passes.joined(separator: ","))},\"plain_wins\":\(counters.plainWins),\"skipped_by_structure_test\":\(counters.skippedByStructureTest),\"extra_regions\":\(counters.extraRegions),\"budget_exhausted\":\(counters.budgetExhausted),\"unconfirmed_1d\":\(counters.unconfirmed1D)}"
     }
 }
@@ -306,6 +317,7 @@ extension AccuracyBench {
             print(bench.countersText)
             if verbose {
                 for m in bench.missedReads { print("missed: \(m)") }
+                for m in bench.missedByBoth { print("missed by zbar and zxing alone: \(m.name) (ours: \(m.oursRead ? "read" : "missed"))") }
             }
             for w in bench.wrongReads { print("WRONG: \(w)") }
         }

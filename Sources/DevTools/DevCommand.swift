@@ -26,6 +26,15 @@ public enum DevCommand {
       kiosk-dev credentials [--json] [--iterations N]
                           one credential's verification (ES256, Ed25519) and an idle frame with
                           credentials mode on and off (make bench-credentials)
+      kiosk-dev screens [--json] [--frames N] [--looks LIST]
+                          what each attempt wins and costs on the drawn phone screens, and the
+                          frames the frame loop takes to report them (make bench-screens)
+      kiosk-dev twod [--dump DIR] [--budget-ms N]
+                          the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
+                          the kiosk's still path and zxing-cpp alone (make bench-2d)
+      kiosk-dev charsets [--samples N] [--verbose]
+                          what the payload's text rule makes of short texts in GB2312, Shift_JIS,
+                          EUC-JP and ISO-8859-1: right, left as bytes, wrong
       kiosk-dev count dump|kiosk|read WORKLOAD WxH FILE
                           a bench workload's frames into FILE, and the frame loop over them,
                           for instruction counts under qemu-aarch64 (make bench-arm64)
@@ -55,6 +64,12 @@ public enum DevCommand {
             return OSDPReplyBench.main(Array(args.dropFirst()))
         case "count":
             return CountBench.main(Array(args.dropFirst()))
+        case "twod":
+            return TwoDBench.main(Array(args.dropFirst()))
+        case "charsets":
+            return CharsetBench.main(Array(args.dropFirst()))
+        case "screens":
+            return ScreenBench.main(Array(args.dropFirst()))
         case "sharpness":
             return SharpnessBench.main(Array(args.dropFirst()))
         case "variables" where args.count == 1:

@@ -27,6 +27,9 @@ public final class DecodePipeline {
         /// Decisions by reason.
         public var reasons: [DecodeGate.Reason: Int] = [:]
         public var decodes = 0
+        /// Attempts run (issue 37: on a presentation that did not read on its first decode, where
+        /// plain zbar read nothing).
+        public var attempts = 0
         public var replaced = 0
         public var gateNs: UInt64 = 0
         public var copyNs: UInt64 = 0
@@ -57,11 +60,24 @@ public final class DecodePipeline {
     /// The bench measures other densities by giving them to `ScanService` (`decodeDensity:`).
     public static let defaultDensity = 1
 
-    /// `mount`: how the camera is mounted (zxing reads the region upright).
+    /// The attempts a presentation that did not read on its first decode gets, one a decoded
+    /// frame (issue 37; `AttemptSchedule`).
+    public let attempts: [Attempt]
+    private var schedule: AttemptSchedule
+
+    /// `mount`: how the camera is mounted (zxing reads the region upright). `attempts`: see
+    /// `attempts`; the gate decodes at least as many frames after a change as there are attempts
+    /// (its `settleFrames`), so that a screen held still gets each of them once.
     public init(symbologies: [Symbology], density: Int = DecodePipeline.defaultDensity, mount: Mount = Mount(),
-                gate: DecodeGate = DecodeGate(), waitNs: UInt64? = nil, clock: Clock = MonotonicClock()) {
+                gate: DecodeGate? = nil, attempts: [Attempt] = Attempt.kept, waitNs: UInt64? = nil, clock: Clock = MonotonicClock()) {
         worker = Worker(scanner: BarcodeScanner(symbologies: symbologies, density: density, mount: mount, clock: clock))
-        self.gate = gate
+        self.gate = gate ?? {
+            var settings = DecodeGate.Settings()
+            settings.settleFrames = max(settings.settleFrames, attempts.count)
+            return DecodeGate(settings: settings)
+        }()
+        self.attempts = attempts
+        schedule = AttemptSchedule(count: attempts.count)
         self.waitNs = waitNs
         finished.reserveCapacity(4)
     }
@@ -85,9 +101,12 @@ public final class DecodePipeline {
         let t1 = monotonicNanoseconds()
         ownStats.gateNs += t1 &- t0
         ownStats.reasons[decision.reason, default: 0] += 1
+        if !somethingHeld { schedule.nothingHeld() }
         if decision.decodes {
             ownStats.decodes += 1
-            ownStats.copyNs += worker.submit(frame, roi: roi)
+            let attempt = somethingHeld ? schedule.plan() : nil
+            ownStats.copyNs += worker.submit(frame, roi: roi, attempt: attempt.map { attempts[$0] }, index: attempt,
+                                             glance: decision.reason == .glance)
             worker.waitIdle(ns: waitNs)
             _ = drain(admit)
             return
@@ -120,6 +139,9 @@ public final class DecodePipeline {
         for result in finished {
             lastSymbols = result.symbols
             gate.decodeRead(codes: !result.symbols.isEmpty)
+            schedule.decoded(attempt: result.attemptIndex, read: !result.symbols.isEmpty, attemptRead: result.readByAttempt)
+            if result.lookAgain { gate.lookAgain() }
+            if result.ranAttempt { ownStats.attempts += 1 }
             admit(result.symbols, result.frame)
         }
         finished.removeAll(keepingCapacity: true)
@@ -131,6 +153,13 @@ public final class DecodePipeline {
         struct Result {
             var symbols: [DecodedSymbol]
             var frame: Frame
+            /// The attempt's index in the list, and whether the attempt read the codes.
+            var attemptIndex: Int?
+            var readByAttempt: Bool
+            /// A glance that asks for a full decode of the next frame.
+            var lookAgain = false
+            /// The scan ran its attempt (plain zbar read nothing).
+            var ranAttempt = false
         }
 
         /// One ROI copy. Owned by the frame loop while neither pending nor busy.
@@ -139,6 +168,9 @@ public final class DecodePipeline {
             var capacity = 0
             var roi = PixelRect(x: 0, y: 0, width: 0, height: 0)
             var frame: Frame?
+            var attempt: Attempt?
+            var attemptIndex: Int?
+            var glance = false
             deinit { pixels?.deallocate() }
         }
 
@@ -169,7 +201,7 @@ public final class DecodePipeline {
         /// Copies the ROI of `frame` into the free slot and makes it the pending job. Returns the
         /// nanoseconds the copy took.
         @discardableResult
-        func submit(_ frame: Frame, roi: PixelRect) -> UInt64 {
+        func submit(_ frame: Frame, roi: PixelRect, attempt: Attempt? = nil, index: Int? = nil, glance: Bool = false) -> UInt64 {
             let r = roi.clamped(width: frame.luma.width, height: frame.luma.height)
             lock.lock()
             if !running { start() }
@@ -206,6 +238,9 @@ public final class DecodePipeline {
             let copyNs = monotonicNanoseconds() &- t0
             slot.roi = r
             slot.frame = frame
+            slot.attempt = attempt
+            slot.attemptIndex = index
+            slot.glance = glance
             lock.lock()
             pending = slot
             lock.signal()
@@ -260,13 +295,17 @@ public final class DecodePipeline {
                 busy = slot
                 lock.unlock()
                 let t0 = monotonicNanoseconds()
-                let symbols = decode(slot)
+                let (symbols, lookAgain) = decode(slot)
+                let byAttempt = scanner.lastReadByAttempt, ranAttempt = scanner.lastRanAttempt
                 let ns = monotonicNanoseconds() &- t0
                 lock.lock()
                 decodeNs += ns
                 longestNs = max(longestNs, ns)
                 busy = nil
-                if let frame = slot.frame { results.append(Result(symbols: symbols, frame: frame)) }
+                if let frame = slot.frame {
+                    results.append(Result(symbols: symbols, frame: frame, attemptIndex: slot.attemptIndex, readByAttempt: byAttempt,
+                                          lookAgain: lookAgain, ranAttempt: ranAttempt))
+                }
                 slot.frame = nil
                 lock.broadcast()
             }
@@ -277,11 +316,17 @@ public final class DecodePipeline {
             exited.signal()
         }
 
-        private func decode(_ slot: Slot) -> [DecodedSymbol] {
+        private func decode(_ slot: Slot) -> (symbols: [DecodedSymbol], lookAgain: Bool) {
             let r = slot.roi
-            guard !r.isEmpty, let pixels = slot.pixels else { return [] }
+            guard !r.isEmpty, let pixels = slot.pixels else { return ([], false) }
             let luma = LumaPlane(base: pixels, width: r.width, height: r.height, rowStride: r.width)
-            var symbols = scanner.scan(luma, in: PixelRect(x: 0, y: 0, width: r.width, height: r.height))
+            let whole = PixelRect(x: 0, y: 0, width: r.width, height: r.height)
+            var symbols: [DecodedSymbol], lookAgain = false
+            if slot.glance {
+                (symbols, lookAgain) = scanner.glance(luma, in: whole)
+            } else {
+                symbols = scanner.scan(luma, in: whole, attempt: slot.attempt)
+            }
             // Back to the frame's coordinates.
             for i in symbols.indices {
                 for j in symbols[i].location.indices {
@@ -289,7 +334,7 @@ public final class DecodePipeline {
                     symbols[i].location[j].y += r.y
                 }
             }
-            return symbols
+            return (symbols, lookAgain)
         }
     }
 }

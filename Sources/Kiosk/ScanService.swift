@@ -98,7 +98,7 @@ public final class ScanService {
                 torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil,
                 credentials: CredentialWorker? = nil, logger: Logger,
                 stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
-                decodeDensity: Int = DecodePipeline.defaultDensity) {
+                decodeDensity: Int = DecodePipeline.defaultDensity, attempts: [Attempt] = Attempt.kept) {
         self.notifier = notifier
         self.stats = stats
         self.fleet = fleet
@@ -113,7 +113,8 @@ public final class ScanService {
         self.clock = clock
         self.processStartNs = processStartNs
         stallNs = max(2_000_000_000, UInt64(4e9 / configuration.fps))
-        decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity, mount: configuration.mount, clock: clock)
+        decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity, mount: configuration.mount,
+                                  attempts: attempts, clock: clock)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
     }
 

@@ -216,7 +216,7 @@ public final class ScriptedScene: FrameSource {
 
     /// The kiosk's empty window: a soft vertical gradient with a faint deterministic texture, so
     /// that the decoder sees something like a real surface rather than a flat field.
-    static func window(width: Int, height: Int) -> GrayImage {
+    public static func window(width: Int, height: Int) -> GrayImage {
         var image = GrayImage(width: width, height: height)
         var seed: UInt32 = 0x9E37_79B9
         for y in 0..<height {

@@ -31,8 +31,24 @@ final class DecodeGateTests: XCTestCase {
         var decisions: [DecodeGate.Decision] = []
         for i in 2...61 { decisions.append(decide(&gate, frame(seed: UInt32(i)))) }
         XCTAssertEqual(decisions.filter { $0 == .skip(.flat) }.count, 58)
-        XCTAssertEqual(decisions.filter { $0 == .decode(.safetyNet) }.count, 2, "every 30 frames")
-        XCTAssertEqual(decisions[29], .decode(.safetyNet))
+        XCTAssertEqual(decisions.filter { $0 == .decode(.glance) }.count, 2, "every 30 frames, a glance at a flat window")
+        XCTAssertEqual(decisions[29], .decode(.glance))
+    }
+
+    /// Issue 37: the safety net glances at a flat window and decodes a held one whole; a glance
+    /// that saw something asks for the next frame whole.
+    func testTheSafetyNetGlancesAtAFlatWindowDecodesAHeldOneAndLooksAgainWhenAsked() throws {
+        var gate = DecodeGate()
+        let qr = try QRCodeImage.render("HELD", moduleSize: 3)
+        _ = decide(&gate, frame(seed: 1))
+        XCTAssertEqual(decide(&gate, frame(seed: 2)), .skip(.flat))
+        gate.lookAgain()
+        XCTAssertEqual(decide(&gate, frame(seed: 3)), .decode(.lookAgain), "whatever the frame looks like")
+        XCTAssertEqual(decide(&gate, frame(seed: 4)), .skip(.flat), "once")
+        XCTAssertEqual(decide(&gate, frame(qr, seed: 5)), .decode(.changed))
+        gate.decodeRead(codes: true)
+        let held = (6...40).map { decide(&gate, frame(qr, seed: UInt32($0))) }
+        XCTAssertEqual(held.filter(\.decodes), [.decode(.safetyNet)], "held: a whole decode every 30 frames, as before")
     }
 
     func testACodeBroughtInIsDecodedAtOnceThenSettlesThenHeldStillIsSkipped() throws {

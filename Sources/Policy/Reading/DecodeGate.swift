@@ -16,13 +16,17 @@
 ///   settling, sensor noise that made zbar miss it once), until a decode reads a code
 ///   (`decodeRead`): what is settling has been read, and the frames like it reuse that reading.
 /// - **safety net**: whatever the above say, a frame is decoded when `safetyNetFrames` frames have
-///   passed since the last decode.
+///   passed since the last decode. When the ROI is flat then (nobody at the door: the idle path),
+///   that decode is a **glance** (issue 37): the ROI at half its size each way, read by zbar
+///   alone, about a quarter of a decode; when the glance sees a code it cannot confirm, or
+///   structure like a code's, the caller asks for a full look at the next frame (`lookAgain`).
+///   When something is held, it is a whole decode, as before.
 ///
 /// A pure value: frames in, decisions out; no clock, no thread. The two sample buffers are kept
 /// between frames, so steady state allocates nothing.
 public struct DecodeGate: Sendable {
     public enum Reason: String, Sendable, CaseIterable {
-        case first, changed, settling, safetyNet = "safety_net", unchanged, flat
+        case first, changed, settling, safetyNet = "safety_net", glance = "safety_glance", lookAgain = "look_again", unchanged, flat
     }
 
     public enum Decision: Equatable, Sendable {
@@ -65,6 +69,7 @@ public struct DecodeGate: Sendable {
     private var hasReference = false
     private var framesSinceDecode = 0
     private var settleLeft = 0
+    private var lookAgainNext = false
     private var geometry = (columns: 0, rows: 0, blocksAcross: 0, blocksDown: 0)
     /// The last frame's edge count (for the bench and tests).
     public private(set) var lastEdges = 0
@@ -80,7 +85,12 @@ public struct DecodeGate: Sendable {
     public mutating func reset() {
         hasReference = false
         settleLeft = 0
+        lookAgainNext = false
     }
+
+    /// The glance saw something it could not read (a code of one scan line, structure like a
+    /// code's): the next frame is decoded whole, whatever it looks like.
+    public mutating func lookAgain() { lookAgainNext = true }
 
     /// What a decode the gate asked for found: codes end the settling after a change (each settling
     /// decode costs a whole zbar scan, and what it would read has been read; a new change starts
@@ -112,8 +122,10 @@ public struct DecodeGate: Sendable {
         let decision: Decision
         if !hasReference {
             decision = .decode(.first)
+        } else if lookAgainNext {
+            decision = .decode(.lookAgain)
         } else if framesSinceDecode >= settings.safetyNetFrames {
-            decision = .decode(.safetyNet)
+            decision = .decode(edges < settings.minEdges ? .glance : .safetyNet)
         } else if edges < settings.minEdges {
             decision = .skip(.flat)
         } else if changed {
@@ -124,6 +136,7 @@ public struct DecodeGate: Sendable {
             decision = .skip(.unchanged)
         }
         if settleLeft > 0 && decision.decodes && decision.reason != .changed { settleLeft -= 1 }
+        if decision == .decode(.lookAgain) { lookAgainNext = false }
         if decision.decodes {
             swap(&reference, &current)
             hasReference = true
@@ -132,39 +145,51 @@ public struct DecodeGate: Sendable {
         return decision
     }
 
-    /// Fills `current` with the block sums and returns the number of edges.
+    /// Fills `current` with the block sums and returns the number of edges. Written for the idle
+    /// frame's cost (issue 37: it runs on every frame): the block sums and the edges in two tight
+    /// loops over a row's samples, an edge counted without a branch (|d| >= t is d + t - 1
+    /// beyond 2t - 2, unsigned).
     private mutating func sample(_ luma: LumaPlane, _ r: PixelRect) -> Int {
-        let step = settings.sampleStep, bs = settings.blockSamples, threshold = settings.edgeThreshold
+        let step = settings.sampleStep, bs = settings.blockSamples
+        let t = UInt32(max(1, settings.edgeThreshold))
         let (columns, rows, across, _) = geometry
         let ps = luma.pixelStride, rowStride = luma.rowStride
         let dx = step * ps, dy = step * rowStride
         // Half a step in from the ROI's corner, so a small ROI still gets samples.
         let x0 = r.x + min(step / 2, r.width - 1), y0 = r.y + min(step / 2, r.height - 1)
         var edges = 0
+        @inline(__always) func edge(_ a: Int32, _ b: Int32) -> Int {
+            UInt32(bitPattern: a &- b &+ Int32(t) &- 1) > 2 &* t &- 2 ? 1 : 0
+        }
         current.withUnsafeMutableBufferPointer { sums in
             for i in 0..<sums.count { sums[i] = 0 }
+            let fullBlocks = columns / bs, rest = columns % bs
             for sy in 0..<rows {
                 let row = luma.base + (y0 + sy * step) * rowStride + x0 * ps
-                let below = sy + 1 < rows
-                let blockRow = (sy / bs) * across
-                var previous = Int(row[0])
-                var block = blockRow, inBlock = 0
-                var blockSum: Int32 = 0
-                for sx in 0..<columns {
-                    let v = Int(row[sx * dx])
-                    blockSum += Int32(v)
-                    inBlock += 1
-                    if inBlock == bs {
-                        sums[block] += blockSum
-                        block += 1
-                        inBlock = 0
-                        blockSum = 0
-                    }
-                    if abs(v - previous) >= threshold { edges += 1 }
-                    if below, abs(v - Int(row[sx * dx + dy])) >= threshold { edges += 1 }
-                    previous = v
+                let below = sy + 1 < rows ? row + dy : row
+                let sumsRow = sums.baseAddress! + (sy / bs) * across
+                // The block sums: a block's samples in a tight loop.
+                var o = 0
+                for bx in 0..<fullBlocks {
+                    var sum: Int32 = 0
+                    for _ in 0..<bs { sum &+= Int32(row[o]); o &+= dx }
+                    sumsRow[bx] &+= sum
                 }
-                if inBlock > 0 { sums[block] += blockSum }
+                if rest > 0 {
+                    var sum: Int32 = 0
+                    for _ in 0..<rest { sum &+= Int32(row[o]); o &+= dx }
+                    sumsRow[fullBlocks] &+= sum
+                }
+                // The edges: to the left and to the sample below.
+                var previous = Int32(row[0]), rowEdges = 0
+                o = 0
+                for _ in 0..<columns {
+                    let v = Int32(row[o])
+                    rowEdges &+= edge(v, previous) &+ edge(v, Int32(below[o]))
+                    previous = v
+                    o &+= dx
+                }
+                edges &+= rowEdges
             }
         }
         return edges
