@@ -224,17 +224,17 @@ test: release peers $(TEST_PARTS)
 
 # The trixie tier's part of the suite (tests/trixie/run.sh; `tests/trixie/run.sh --all` runs the
 # whole of `make test` there): the tests whose outcome can differ on trixie's libraries and Swift
-# 6.0.3 (the manual's checks run on bookworm only: trixie's groff 1.23 warns 'cannot adjust line'
-# where bookworm's lays the same page out cleanly). Every test is still built there; these run: libgpiod v2 (GPIOTests), libcamera's loader
+# 6.0.3, and the manual's checks (trixie's groff 1.23 and man-db render the pages as a Pi's do).
+# Every test is still built there; these run: libgpiod v2 (GPIOTests), libcamera's loader
 # (CameraTests), zxing-cpp 2.x and the photo corpus (DecoderTests, the corpus checks), OpenSSL 3.5
 # and libical (CryptoTests, CredentialsTests, the credential and access end-to-end tests with
-# Python 3.13's peers), libmosquitto 2.0.21 (MQTTTests), libsystemd 257 (SystemdTests), and the
+# Python 3.13's peers; site bundles signed by pycose, verified by OpenSSL 3.5), libmosquitto 2.0.21 (MQTTTests), libsystemd 257 (SystemdTests), and the
 # pure policy (PolicyTests) as 6.0.3 compiles it; the demo runs after, end to end.
 TEST_TRIXIE := GPIOTests CameraTests DecoderTests CryptoTests CredentialsTests MQTTTests PolicyTests \
 	DevToolsTests.CorpusTests DevToolsTests.AccuracyCorpusTests KioskTests.CredentialEndToEndTests \
-	KioskTests.AccessEndToEndTests KioskTests.SystemdTests
+	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests
 test-trixie-part:
-	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_PARTS="test-examples"
+	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_PARTS="test-examples test-docs"
 
 # The manual's variables: docs/reference.md's table and the manual page kiosk.conf(5), made from the
 # kiosk's own table (`kiosk-dev variables`: Configuration.table) and the meanings in
