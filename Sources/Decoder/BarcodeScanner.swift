@@ -138,18 +138,8 @@ public final class BarcodeScanner {
     private func scan(_ luma: LumaPlane, in region: PixelRect, before: [Attempt], after: [Attempt]) -> [DecodedSymbol] {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.regions += 1
-        lastReadByAttempt = false
-        lastRanAttempt = false
-        unconfirmedNow.removeAll(keepingCapacity: true)
-        var agreement = ReadingAgreement()
-        defer {
-            // 1D readings held back in this scan wait for the next one (a second frame).
-            for held in agreement.unconfirmed where !unconfirmedNow.contains(where: { $0.0 == held.symbol.symbology && $0.1 == held.symbol.bytes }) {
-                unconfirmedNow.append((held.symbol.symbology, held.symbol.bytes))
-            }
-            counters.contested += agreement.contested.count
-            swap(&pending, &unconfirmedNow)
-        }
+        var agreement = beginScan()
+        defer { endScan(agreement) }
         guard !r.isEmpty else { return [] }
         gatheredValid = false
         var plainNs: UInt64 = 0
@@ -268,6 +258,24 @@ public final class BarcodeScanner {
         return []
     }
 
+    /// What a scan (a decode or a glance) starts from: nothing read by an attempt yet, and an
+    /// agreement that holds 1D readings back until a second frame confirms them.
+    private func beginScan() -> ReadingAgreement {
+        lastReadByAttempt = false
+        lastRanAttempt = false
+        unconfirmedNow.removeAll(keepingCapacity: true)
+        return ReadingAgreement()
+    }
+
+    /// The end of a scan: the 1D readings it held back wait for the next one (a second frame).
+    private func endScan(_ agreement: ReadingAgreement) {
+        for held in agreement.unconfirmed where !unconfirmedNow.contains(where: { $0.0 == held.symbol.symbology && $0.1 == held.symbol.bytes }) {
+            unconfirmedNow.append((held.symbol.symbology, held.symbol.bytes))
+        }
+        counters.contested += agreement.contested.count
+        swap(&pending, &unconfirmedNow)
+    }
+
     /// The safety net's glance at an ROI the gate judged flat (issue 37; `DecodeGate`): zbar on
     /// the region at half its size each way (`PassImage.downscale2x`, the 2x2 area average), and
     /// nothing else: about a quarter of plain zbar's cost. A QR code of 3 px modules or more
@@ -279,17 +287,8 @@ public final class BarcodeScanner {
     public func glance(_ luma: LumaPlane, in region: PixelRect) -> (symbols: [DecodedSymbol], lookAgain: Bool) {
         let r = region.clamped(width: luma.width, height: luma.height)
         counters.glances += 1
-        lastReadByAttempt = false
-        lastRanAttempt = false
-        unconfirmedNow.removeAll(keepingCapacity: true)
-        var agreement = ReadingAgreement()
-        defer {
-            for held in agreement.unconfirmed where !unconfirmedNow.contains(where: { $0.0 == held.symbol.symbology && $0.1 == held.symbol.bytes }) {
-                unconfirmedNow.append((held.symbol.symbology, held.symbol.bytes))
-            }
-            counters.contested += agreement.contested.count
-            swap(&pending, &unconfirmedNow)
-        }
+        var agreement = beginScan()
+        defer { endScan(agreement) }
         guard r.width >= 32, r.height >= 32 else { return ([], false) }
         gather(luma, r)
         let w = r.width, h = r.height, ow = w / 2, oh = h / 2

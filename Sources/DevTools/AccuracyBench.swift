@@ -288,9 +288,8 @@ extension AccuracyBench {
                 passes = list
             case "--symbologies":
                 i += 1
-                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < arguments.count ? arguments[i] : ""])
-                guard i < arguments.count, reading.errors.isEmpty else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
-                symbologies = reading.configuration.symbologies
+                guard let chosen = DevCommand.symbologies(arguments, at: i) else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = chosen
             case "--budget-ms":
                 i += 1
                 guard i < arguments.count, let v = Double(arguments[i]), v >= 0 else { return DevCommand.usageError("--budget-ms needs a number of milliseconds") }

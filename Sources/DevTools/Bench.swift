@@ -88,9 +88,8 @@ public enum Bench {
                 density = d
             case "--symbologies":
                 i += 1
-                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < args.count ? args[i] : ""])
-                guard i < args.count, reading.errors.isEmpty else { return usage("--symbologies takes a KIOSK_SYMBOLOGIES list") }
-                symbologies = reading.configuration.symbologies
+                guard let chosen = DevCommand.symbologies(args, at: i) else { return usage("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = chosen
             case "--size":
                 i += 1
                 let parts = i < args.count ? args[i].split(separator: "x").compactMap { Int($0) } : []

@@ -93,4 +93,11 @@ public enum DevCommand {
         printError("kiosk-dev: \(message)\n\(helpText)")
         return ExitStatus.usage
     }
+
+    /// A `--symbologies` argument read as `KIOSK_SYMBOLOGIES` is (nil when missing or not such a list).
+    static func symbologies(_ args: [String], at i: Int) -> [Symbology]? {
+        guard i < args.count else { return nil }
+        let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": args[i]])
+        return reading.errors.isEmpty ? reading.configuration.symbologies : nil
+    }
 }

@@ -47,9 +47,8 @@ public enum ScreenBench {
             case "--needs": needs = true
             case "--symbologies":
                 i += 1
-                let reading = Configuration.read(environment: ["KIOSK_SYMBOLOGIES": i < args.count ? args[i] : ""])
-                guard i < args.count, reading.errors.isEmpty else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
-                symbologies = reading.configuration.symbologies
+                guard let chosen = DevCommand.symbologies(args, at: i) else { return DevCommand.usageError("--symbologies takes a KIOSK_SYMBOLOGIES list") }
+                symbologies = chosen
             case "--dump":
                 i += 1
                 guard i < args.count else { return DevCommand.usageError("--dump takes a folder") }

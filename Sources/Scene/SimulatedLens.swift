@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import Policy
 
 /// The simulated camera's lens: a Camera Module 3 as the Raspberry Pi IPA presents it, so that the
@@ -93,4 +94,25 @@ extension GrayImage {
         }
         return out
     }
+}
+
+/// `image` turned by `degrees` (clockwise on screen) about its centre, on a canvas just large
+/// enough, the corners filled with `fill`; bilinear, as a camera's optics and sensor would blur it.
+public func rotated(_ image: GrayImage, degrees: Double, fill: UInt8) -> GrayImage {
+    let a = degrees * Double.pi / 180, c = cos(a), s = sin(a)
+    let w = Double(image.width), h = Double(image.height)
+    let width = Int((abs(w * c) + abs(h * s)).rounded(.up)), height = Int((abs(w * s) + abs(h * c)).rounded(.up))
+    var out = GrayImage(width: width, height: height, fill: fill)
+    for y in 0..<height {
+        for x in 0..<width {
+            let dx = Double(x) - Double(width) / 2, dy = Double(y) - Double(height) / 2
+            let sx = c * dx + s * dy + w / 2, sy = -s * dx + c * dy + h / 2
+            guard sx >= 0, sy >= 0, sx < w - 1, sy < h - 1 else { continue }
+            let x0 = Int(sx), y0 = Int(sy), fx = sx - Double(x0), fy = sy - Double(y0)
+            let v = Double(image[x0, y0]) * (1 - fx) * (1 - fy) + Double(image[x0 + 1, y0]) * fx * (1 - fy)
+                + Double(image[x0, y0 + 1]) * (1 - fx) * fy + Double(image[x0 + 1, y0 + 1]) * fx * fy
+            out[x, y] = UInt8(v.rounded())
+        }
+    }
+    return out
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 @testable import Decoder
 import Policy
+import Scene
 import TestSupport
 import XCTest
 import ZintDrawing
