@@ -43,20 +43,13 @@ final class AccessEndToEndTests: XCTestCase {
     }
 
     func env(_ more: [String: String] = [:]) -> [String: String] {
-        ["KIOSK_VERDICT": "credentials", "KIOSK_TRUST_DIR": trust, "KIOSK_REVOKED_FILE": folder + "/revoked",
-         "STATE_DIRECTORY": state, "KIOSK_ROI": "0,0,1,1", "KIOSK_REPEAT_MS": "0", "KIOSK_GPIO_CHIP": "sim",
-         "KIOSK_DOOR_LINE": "5", "KIOSK_DOOR_MS": "200", "KIOSK_STATS_S": "0", "KIOSK_REQUIRE_SYNCED_CLOCK": "0",
-         "KIOSK_ACCESS_FILE": rules, "TZ": "Europe/Berlin", "KIOSK_LOG_LEVEL": "debug"].merging(more) { _, b in b }
+        DoorFixtures.credentialsEnv(folder: folder, trust: trust, state: state)
+            .merging(["KIOSK_ACCESS_FILE": rules, "TZ": "Europe/Berlin"]) { _, b in b }.merging(more) { _, b in b }
     }
 
     /// A replay folder: an empty frame, then each code followed by an empty frame.
     func replay(_ codes: [String], name: String) throws -> String {
-        let dir = folder + "/" + name
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        var frames = [try FleetEndToEndTests.frame(nil)]
-        for c in codes { frames += [try FleetEndToEndTests.frame(Array(c.utf8)), try FleetEndToEndTests.frame(nil)] }
-        for (i, f) in frames.enumerated() { try Data(f).write(to: URL(fileURLWithPath: dir + String(format: "/%04d.pgm", i))) }
-        return dir
+        try DoorFixtures.replay(codes, at: folder + "/" + name)
     }
 
     /// The release kiosk with its wall clock starting at `local` (in `env`'s TZ), to its end.

@@ -48,10 +48,8 @@ final class ModeEndToEndTests: XCTestCase {
     }
 
     func env(_ more: [String: String] = [:]) -> [String: String] {
-        ["KIOSK_VERDICT": "credentials", "KIOSK_TRUST_DIR": trust, "KIOSK_REVOKED_FILE": folder + "/revoked",
-         "STATE_DIRECTORY": state, "RUNTIME_DIRECTORY": run, "KIOSK_ROI": "0,0,1,1", "KIOSK_REPEAT_MS": "0", "KIOSK_GPIO_CHIP": "sim",
-         "KIOSK_DOOR_LINE": "5", "KIOSK_DOOR_MS": "200", "KIOSK_STATS_S": "0", "KIOSK_REQUIRE_SYNCED_CLOCK": "0",
-         "KIOSK_ACCESS_FILE": rules, "KIOSK_LOG_LEVEL": "debug"].merging(more) { _, b in b }
+        DoorFixtures.credentialsEnv(folder: folder, trust: trust, state: state)
+            .merging(["RUNTIME_DIRECTORY": run, "KIOSK_ACCESS_FILE": rules]) { _, b in b }.merging(more) { _, b in b }
     }
 
     /// `kiosk mode ARGS` against this test's kiosk, as root or (`asNobody`) as the user nobody.

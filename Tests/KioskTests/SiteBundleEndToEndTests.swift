@@ -73,20 +73,13 @@ final class SiteBundleEndToEndTests: XCTestCase {
     }
 
     func env(_ more: [String: String] = [:]) -> [String: String] {
-        ["KIOSK_VERDICT": "credentials", "KIOSK_TRUST_DIR": trust, "KIOSK_REVOKED_FILE": folder + "/revoked",
-         "STATE_DIRECTORY": state, "KIOSK_ROI": "0,0,1,1", "KIOSK_REPEAT_MS": "0", "KIOSK_GPIO_CHIP": "sim",
-         "KIOSK_STATS_S": "0", "KIOSK_REQUIRE_SYNCED_CLOCK": "0", "KIOSK_LOG_LEVEL": "debug",
-         "KIOSK_SITE_KEY": folder + "/site.pem"].merging(more) { _, b in b }
+        DoorFixtures.credentialsEnv(folder: folder, trust: trust, state: state)
+            .merging(["KIOSK_SITE_KEY": folder + "/site.pem"]) { _, b in b }.merging(more) { _, b in b }
     }
 
     /// A replay of these codes, each followed by an empty frame.
     func replay(_ codes: [String]) throws -> String {
-        let dir = folder + "/replay-\(UUID().uuidString.prefix(6))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        var frames = [try FleetEndToEndTests.frame(nil)]
-        for c in codes { frames += [try FleetEndToEndTests.frame(Array(c.utf8)), try FleetEndToEndTests.frame(nil)] }
-        for (i, f) in frames.enumerated() { try Data(f).write(to: URL(fileURLWithPath: dir + String(format: "/%04d.pgm", i))) }
-        return dir
+        try DoorFixtures.replay(codes, at: folder + "/replay-\(UUID().uuidString.prefix(6))")
     }
 
     /// The bundle in force as the state directory shows it (the symlink's target).

@@ -6,18 +6,6 @@ import XCTest
 /// on what it must refuse, COSE_Sign1's parts and Sig_structure, the claims' types, TOTP's
 /// truncation on RFC 4226's own HMAC values, the checks' order, the store's strict read-back.
 final class CredentialPolicyTests: XCTestCase {
-    func b(_ s: String) -> [UInt8] { Array(s.utf8) }
-    func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex {
-            let j = s.index(i, offsetBy: 2)
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
-
     // MARK: Base45
 
     func testBase45OnRFC9285sVectors() {

@@ -8,18 +8,6 @@ import XCTest
 /// with tickets pretix itself minted); here two secrets pretix 2026.8.0 minted once are kept as
 /// vectors of its framing and payload.
 final class PretixTicketTests: XCTestCase {
-    func b(_ s: String) -> [UInt8] { Array(s.utf8) }
-    func hex(_ s: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = s.startIndex
-        while i < s.endIndex {
-            let j = s.index(i, offsetBy: 2)
-            out.append(UInt8(s[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
-
     /// Minted by pretix 2026.8.0's Sig1TicketSecretGenerator (Tests/Peers/pretix_tickets.py):
     /// item 42, variation 7, subevent 3, valid from 1700000000 until 2000000000.
     static let dated = "=ww8fh3kANufT1XYgd0eSTIyNVL1Z/Z/5yR8GEN1wCht2JhxB55rpMfa4bJzW0HWUB3b3nBeEwiC5axZZlbtCowB5aNqACjBq+s4AiyAgcAGqABT6ZmTxdlYklTCKAEAdAQA"

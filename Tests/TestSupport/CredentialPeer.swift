@@ -8,44 +8,17 @@ public final class CredentialPeer {
     public static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"].flatMap { $0.isEmpty ? nil : $0 } }
     public static var script: String { Checkout.root.appendingPathComponent("Tests/Peers/credentials.py").path }
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var buffer = Data()
+    private let peer: PeerProcess
 
-    public struct Failure: Error, CustomStringConvertible { public let description: String }
+    public typealias Failure = PeerProcess.Failure
 
     public init(python: String) throws {
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [CredentialPeer.script]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        peer = try PeerProcess(python: python, script: CredentialPeer.script, name: "peer")
     }
 
     /// One request; the answer's fields (an `error` answer throws).
     @discardableResult
-    public func ask(_ request: [String: Any]) throws -> [String: Any] {
-        var line = try JSONSerialization.data(withJSONObject: request)
-        line.append(0x0a)
-        input.fileHandleForWriting.write(line)
-        while !buffer.contains(0x0a) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw Failure(description: "the peer ended") }
-            buffer.append(chunk)
-        }
-        let end = buffer.firstIndex(of: 0x0a)!
-        let answer = buffer[buffer.startIndex..<end]
-        buffer = Data(buffer[(end + 1)...])
-        let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any] ?? [:]
-        if let e = object["error"] { throw Failure(description: "peer: \(e)") }
-        return object
-    }
+    public func ask(_ request: [String: Any]) throws -> [String: Any] { try peer.ask(request) }
 
     /// A key pair: the private key's file (for `sign`), the public key written to `publicPath`.
     public func keygen(_ alg: String, privatePath: String, publicPath: String) throws {

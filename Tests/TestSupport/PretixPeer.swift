@@ -15,46 +15,19 @@ public final class PretixPeer {
 
     public static var script: String { Checkout.root.appendingPathComponent("Tests/Peers/pretix_tickets.py").path }
 
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
-    private var buffer = Data()
+    private let peer: PeerProcess
 
-    public struct Failure: Error, CustomStringConvertible { public let description: String }
+    public typealias Failure = PeerProcess.Failure
 
     public init(python: String) throws {
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw Failure(description: "no \(python): run `make peers` (it installs pretix there)")
         }
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [PretixPeer.script]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-    }
-
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        peer = try PeerProcess(python: python, script: PretixPeer.script, name: "pretix peer")
     }
 
     @discardableResult
-    public func ask(_ request: [String: Any]) throws -> [String: Any] {
-        var line = try JSONSerialization.data(withJSONObject: request)
-        line.append(0x0a)
-        input.fileHandleForWriting.write(line)
-        while !buffer.contains(0x0a) {
-            let chunk = output.fileHandleForReading.availableData
-            guard !chunk.isEmpty else { throw Failure(description: "the pretix peer ended") }
-            buffer.append(chunk)
-        }
-        let end = buffer.firstIndex(of: 0x0a)!
-        let answer = buffer[buffer.startIndex..<end]
-        buffer = Data(buffer[(end + 1)...])
-        let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any] ?? [:]
-        if let e = object["error"] { throw Failure(description: "pretix peer: \(e)") }
-        return object
-    }
+    public func ask(_ request: [String: Any]) throws -> [String: Any] { try peer.ask(request) }
 
     /// pretix's version (`pretix.__version__`).
     public func version() throws -> String { try ask(["op": "version"])["pretix"] as! String }

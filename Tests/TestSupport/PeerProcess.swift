@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+
+/// A peer written in Python, as the tests' peers are (Tests/Peers/*.py): one process a test, one
+/// JSON request and one JSON answer a line; an answer with `error` throws.
+public final class PeerProcess {
+    private let process = Process()
+    private let input = Pipe()
+    private let output = Pipe()
+    private var buffer = Data()
+    private let name: String
+
+    public struct Failure: Error, CustomStringConvertible { public let description: String }
+
+    /// `name`: how a failure names the peer ("peer", "pretix peer").
+    public init(python: String, script: String, name: String) throws {
+        self.name = name
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+    }
+
+    deinit {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    /// One request; the answer's fields.
+    @discardableResult
+    public func ask(_ request: [String: Any]) throws -> [String: Any] {
+        var line = try JSONSerialization.data(withJSONObject: request)
+        line.append(0x0a)
+        input.fileHandleForWriting.write(line)
+        while !buffer.contains(0x0a) {
+            let chunk = output.fileHandleForReading.availableData
+            guard !chunk.isEmpty else { throw Failure(description: "the \(name) ended") }
+            buffer.append(chunk)
+        }
+        let end = buffer.firstIndex(of: 0x0a)!
+        let answer = buffer[buffer.startIndex..<end]
+        buffer = Data(buffer[(end + 1)...])
+        let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any] ?? [:]
+        if let e = object["error"] { throw Failure(description: "\(name): \(e)") }
+        return object
+    }
+}
