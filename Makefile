@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
 
 all: build
 
@@ -299,6 +299,14 @@ fuzz: deps
 # The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
 	tests/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# The build needs only the build (issue 36): make release, make deb, deploy/install.sh and, with
+# the arm64 SDK cached, make deb ARCH=arm64, with no network at all (a network namespace of their
+# own) and every way to PyPI watched (tests/deploy/no-pypi.sh). Where no namespace can be made
+# (a container without the right), the stand-ins alone close PyPI, and it says so.
+test-no-pypi: deploy-deps
+	@if unshare -n true 2>/dev/null; then unshare -n tests/deploy/no-pypi.sh; \
+	else echo "test-no-pypi: no network namespace here (unshare -n): PyPI closed by the stand-ins only"; tests/deploy/no-pypi.sh; fi
 
 # The trixie tier: make release, make test and make demo inside a Debian 13 root with trixie's own
 # packages (libgpiod v2, swiftlang 6.0.3); the root is cached in .cache/trixie (tests/trixie/run.sh).

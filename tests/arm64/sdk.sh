@@ -83,7 +83,7 @@ SWIFT_VERSION=$(dpkg-query --admindir="$TROOT/var/lib/dpkg" -W -f='${Version}' s
 
 # The -dev packages the kiosk (and its tests) link, as the Makefile lists them for trixie; the
 # build tools in that list (make, pkg-config) are the host's and are left out.
-DEPS=$(make -s -C "$REPO" print-deps CODENAME=$SUITE)
+DEPS=$(make -s --no-print-directory -C "$REPO" print-deps CODENAME=$SUITE)   # no "Entering directory" in the list
 [ -n "$DEPS" ] || die "make print-deps CODENAME=$SUITE printed no packages"
 PACKAGES="libc6-dev"
 for p in $DEPS; do

@@ -55,6 +55,12 @@ watched() {
   pass "$name" "$detail, no pip, no peers' python, no make peers ($((SECONDS - t0)) s)"
 }
 
+# Where it runs: `make test-no-pypi` (CI) runs it in a network namespace of its own (unshare -n):
+# no network at all, so not only PyPI but every host is out of reach.
+ifaces=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); printf "%s ", $1 }' /proc/net/dev)   # this namespace's
+if [ "$ifaces" = "lo " ]; then echo "INFO network: none (only lo): PyPI and every other host out of reach"
+else echo "INFO network: $ifaces(PyPI closed by the stand-ins above; unshare -n closes the rest)"; fi
+
 # The control: the watch does see `make peers`.
 : > "$calls"
 if (cd "$repo" && make -s peers) > "$work/control.log" 2>&1 || [ ! -s "$calls" ]; then

@@ -40,7 +40,9 @@ die() { echo "FAIL trixie: $*"; echo "0 passed, 1 failed"; exit 1; }
 "$REPO/tests/host-packages.sh" trixie mmdebstrap rsync || die "cannot install mmdebstrap, rsync"
 
 # --- the root: trixie with the packages the Makefile's `make deps` wants there -----------------------
-PACKAGES=$(make -s -C "$REPO" print-deps CODENAME=$SUITE)
+# --no-print-directory: under a make inside a make, MAKEFLAGS carries -w, and "Entering directory"
+# would join the list (a new key: the cached root thrown away).
+PACKAGES=$(make -s --no-print-directory -C "$REPO" print-deps CODENAME=$SUITE)
 [ -n "$PACKAGES" ] || die "make print-deps CODENAME=$SUITE printed no packages"
 # And trixie's own libgpiod v2 and V4L2 command-line tools, for the VM tier's --gpiod2 run; g++
 # and libcamera-dev (0.4 there) for the libcamera plugin's build.
