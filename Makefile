@@ -229,10 +229,12 @@ test: release peers $(TEST_PARTS)
 # (CameraTests), zxing-cpp 2.x and the photo corpus (DecoderTests, the corpus checks), OpenSSL 3.5
 # and libical (CryptoTests, CredentialsTests, the credential and access end-to-end tests with
 # Python 3.13's peers; site bundles signed by pycose, verified by OpenSSL 3.5), libmosquitto 2.0.21 (MQTTTests), libsystemd 257 (SystemdTests), and the
-# pure policy (PolicyTests) as 6.0.3 compiles it; the demo runs after, end to end.
+# pure policy (PolicyTests) as 6.0.3 compiles it, the phone screens' attempts and the safety net's
+# glance on zxing-cpp 2.x (ScreenTests, SafetyNetTests); the demo runs after, end to end.
 TEST_TRIXIE := GPIOTests CameraTests DecoderTests CryptoTests CredentialsTests MQTTTests PolicyTests \
 	DevToolsTests.CorpusTests DevToolsTests.AccuracyCorpusTests KioskTests.CredentialEndToEndTests \
-	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests
+	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests \
+	KioskTests.ScreenTests KioskTests.SafetyNetTests
 test-trixie-part:
 	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_PARTS="test-examples test-docs"
 
