@@ -250,6 +250,7 @@ docs: deps
 # the code, docs/man/variables.txt, docs/reference.md, kiosk.conf(5) and ../shared/docs/interface.md,
 # and the manual pages render without a warning (groff -ww, man -l at 80 columns).
 test-docs: deps
+	@$(call install_missing,groff-base man-db)
 	$(SWIFT) build --product kiosk-dev
 	tests/docs/run.sh --kiosk-dev $(KIOSK_DEV_DEBUG)
 
