@@ -77,7 +77,7 @@ let package = Package(
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials"]),
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials", "Crypto"]),
         // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"]),
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),

@@ -35,7 +35,7 @@
     X(CRYPTO_free) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestVerifyInit) X(EVP_DigestVerify) \
     X(EVP_CIPHER_CTX_new) X(EVP_CIPHER_CTX_free) X(EVP_CipherInit_ex) X(EVP_CIPHER_CTX_set_padding) \
     X(EVP_CipherUpdate) X(EVP_CipherFinal_ex) X(EVP_aes_128_ecb) X(EVP_aes_128_cbc) \
-    X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error)
+    X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error) X(OPENSSL_thread_stop)
 
 #define DECLARE(name) __typeof__(name) *name;
 static struct { KIOSK_CRYPTO_FUNCTIONS(DECLARE) } ssl;
@@ -84,6 +84,18 @@ static int ready(void) { return handle || kiosk_crypto_load(NULL, 0) == 0; }
 
 const char *kiosk_crypto_version(void) { return ready() ? ssl.OpenSSL_version(OPENSSL_VERSION) : NULL; }
 const char *kiosk_crypto_library(void) { return KIOSK_CRYPTO_SONAME; }
+
+/* A thread of the kiosk's that used libcrypto frees its thread-local state before it says it is
+ * done. Left to the thread's own exit (a pthread key's destructor), that cleanup can run while
+ * the main thread's exit() runs OPENSSL_cleanup (an atexit handler, which assumes every other
+ * thread has stopped: openssl/openssl#6214), and both free the same state. Calling it twice is
+ * harmless; without libcrypto loaded there is nothing to free. */
+void kiosk_crypto_thread_stop(void) {
+    pthread_mutex_lock(&load_lock);
+    int loaded = handle != NULL;
+    pthread_mutex_unlock(&load_lock);
+    if (loaded) ssl.OPENSSL_thread_stop();
+}
 
 int kiosk_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
     if (!ready()) return -1;

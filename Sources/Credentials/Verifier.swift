@@ -265,6 +265,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     private var queue: [(payload: [UInt8], done: @Sendable (CredentialOutcome) -> Void)] = []
     private var stopping = false
     private var busy = false
+    private var ended = false
 
     public init(verifier: CredentialVerifier, queueLimit: Int = 64) {
         self.verifier = verifier
@@ -285,10 +286,15 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
 
     public var isIdle: Bool { condition.lock(); defer { condition.unlock() }; return queue.isEmpty && !busy }
 
+    /// Stops taking payloads and waits (at most 2 s: a verification takes microseconds) until
+    /// the thread has finished what it had and freed its libcrypto state (`Crypto.threadEnds`),
+    /// so that the process's exit does not race it.
     public func shutDown() {
         condition.lock()
         stopping = true
         condition.broadcast()
+        let deadline = monotonicNanoseconds() + 2_000_000_000
+        while !ended, monotonicNanoseconds() < deadline { _ = condition.wait(untilMonotonicNs: deadline) }
         condition.unlock()
     }
 
@@ -296,7 +302,15 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
         while true {
             condition.lock()
             while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty { condition.unlock(); return }
+            if queue.isEmpty {
+                condition.unlock()
+                Crypto.threadEnds()
+                condition.lock()
+                ended = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
             let job = queue.removeFirst()
             busy = true
             condition.unlock()

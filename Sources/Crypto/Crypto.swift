@@ -19,6 +19,11 @@ public enum Crypto {
         }
     }
 
+    /// Called last by a thread that used libcrypto, before it tells anyone it is done: its
+    /// thread-local state is freed now, not by the thread's exit racing the process's exit
+    /// (OpenSSL's atexit cleanup assumes no other thread still runs; openssl/openssl#6214).
+    public static func threadEnds() { kiosk_crypto_thread_stop() }
+
     /// The library file it loads ("libcrypto.so.3"), and its version once loaded.
     public static var library: String { String(cString: kiosk_crypto_library()) }
     public static var version: String? { kiosk_crypto_version().map { String(cString: $0) } }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Credentials
+import Crypto
 import Glibc
 import Platform
 import Policy
@@ -201,6 +202,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
                 if let payload { take(payload, source: .topic) }
                 if let path = configuration.bundleFile, fileChanged(path) { takeFile(reload: true) }
             }
+            Crypto.threadEnds()  // the bundles' signatures were checked on this thread
             done.lock_ { threadDone = true }
             done.broadcast()
         }

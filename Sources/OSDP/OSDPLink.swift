@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Crypto
 import Glibc
 import Platform
 import Policy
@@ -65,6 +66,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
         lock.withLock { running = true }
         startThread(name: "kiosk.osdp") { [self] in
             loop()
+            Crypto.threadEnds()  // Secure Channel's AES ran on this thread
             finished.lock()
             done = true
             finished.broadcast()

@@ -12,6 +12,30 @@ final class CryptoTests: XCTestCase {
         XCTAssertEqual(hex(try Crypto.sha256([])), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    /// A thread's libcrypto state freed before it ends (`Crypto.threadEnds`, what the bundles',
+    /// credentials' and OSDP threads do last): twice is harmless, and libcrypto goes on working on
+    /// other threads and on a thread that uses it again after.
+    func testAThreadFreesItsStateBeforeItEnds() throws {
+        let abc = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        @Sendable func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
+        let done = expectation(description: "threads")
+        done.expectedFulfillmentCount = 4
+        for _ in 0..<4 {
+            Thread.detachNewThread {
+                let first = try? Crypto.sha256(Array("abc".utf8))
+                Crypto.threadEnds()
+                Crypto.threadEnds()
+                let again = try? Crypto.sha256(Array("abc".utf8))
+                Crypto.threadEnds()
+                XCTAssertEqual(first.map(hex), abc)
+                XCTAssertEqual(again.map(hex), abc)
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(hex(try Crypto.sha256(Array("abc".utf8))), abc)
+    }
+
     func testHMACSHA1RFC2202() throws {
         XCTAssertEqual(hex(try Crypto.hmacSHA1(key: [UInt8](repeating: 0x0b, count: 20), data: Array("Hi There".utf8))),
                        "b617318655057264e28bc0b6fb378c8ef146be00")

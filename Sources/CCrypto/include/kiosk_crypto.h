@@ -23,6 +23,8 @@ int kiosk_crypto_load(char *err, size_t errlen);
 const char *kiosk_crypto_version(void);
 /* The library file dlopen()ed ("libcrypto.so.3"): for doctor and error messages. */
 const char *kiosk_crypto_library(void);
+/* Before a thread that used libcrypto ends: its thread-local state freed now (see the .c). */
+void kiosk_crypto_thread_stop(void);
 
 int kiosk_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
 int kiosk_hmac_sha1(const uint8_t *key, size_t keylen, const uint8_t *data, size_t len, uint8_t out[20]);
