@@ -14,7 +14,6 @@ final class SiteBundleEndToEndTests: XCTestCase {
     var state: String { folder + "/state" }
     var python = ""
     var peer: CredentialPeer!
-    struct ToolFailure: Error, CustomStringConvertible { let description: String }
     static var tool: String { Checkout.root.appendingPathComponent("deploy/examples/site-bundle").path }
 
     override func setUpWithError() throws {
@@ -32,21 +31,10 @@ final class SiteBundleEndToEndTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: folder)
     }
 
-    /// The site's tool; its output (a failure throws).
+    /// The site's tool; its output (a failure throws, with the output).
     @discardableResult
     func site(_ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: python)
-        p.arguments = [SiteBundleEndToEndTests.tool] + args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard p.terminationStatus == 0 else { throw ToolFailure(description: "site-bundle \(args.first ?? ""): \(text)") }
-        return text
+        try MosquittoBroker.run(python, [SiteBundleEndToEndTests.tool] + args)
     }
 
     /// A bundle of `version` carrying `files` (name: content), signed by `key`; its path.
