@@ -53,7 +53,7 @@ PACKAGES += faketime
 # iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33); event
 # tickets minted by pretix itself (issue 34: its Sig1TicketSecretGenerator, Tests/Peers/pretix_tickets.py).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
-# test-examples, test-sanitizers, test-arm64), the build never does (tests/deploy/no-pypi.sh
+# test-examples, test-sanitizers, test-arm64), the build never does (harness/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
 PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2 jinja2==3.1.6
 PEERS_DIR := $(CURDIR)/.cache/peers
@@ -75,7 +75,7 @@ DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 all: build
 
 # Installs what is missing of a package list, and nothing else (idempotent).
-install_missing = tests/host-packages.sh "make $@" $(1)
+install_missing = harness/host-packages.sh "make $@" $(1)
 
 # Debian's packages only: never PyPI (the peers are `make peers`).
 deps:
@@ -140,7 +140,7 @@ bench-2d: release
 	  $(BENCH_2D)/venv/bin/pip install -q --disable-pip-version-check $(ZXING_PY) && echo "$(ZXING_PY)" > $$stamp; fi
 	rm -rf $(BENCH_2D)/pictures && mkdir -p $(BENCH_2D)/pictures
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev twod --dump $(BENCH_2D)/pictures $(BENCH_ARGS)
-	$(BENCH_2D)/venv/bin/python tests/bench-2d/zxing.py $(BENCH_2D)/pictures
+	$(BENCH_2D)/venv/bin/python harness/bench-2d/zxing.py $(BENCH_2D)/pictures
 
 # The payload text rule on short legacy texts (issue 37; docs/development.md, "Text that is right").
 bench-charsets: release
@@ -165,40 +165,40 @@ bench-credentials: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
 
 # The idle kiosk's memory (docs/development.md, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
-# empty replay, then with KIOSK_MQTT_URL at a loopback broker (tests/memory/idle-rss.sh).
+# empty replay, then with KIOSK_MQTT_URL at a loopback broker (harness/memory/idle-rss.sh).
 bench-memory: release
 	@$(call install_missing,time)
-	tests/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+	harness/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The functions the release kiosk is linked with first (Sources/KioskMain/hot-functions.order; issue
-# 23, docs/development.md Size): callgrind's record of an idle run and a decode (tests/memory/hot-functions.sh).
+# 23, docs/development.md Size): callgrind's record of an idle run and a decode (harness/memory/hot-functions.sh).
 # Run it when start-up or the frame loop calls other code (make test-deploy says when the list is
 # stale). Then, when there is a trixie root (make test-trixie), the names trixie's Swift 6.0.3 adds
 # (it builds the arm64 kiosk too): HOT_ADD=--add. SwiftPM does not know the list as an input: the
 # kiosk is removed to be linked anew with it.
 hot-functions: release
 	@$(call install_missing,valgrind)
-	bin=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk && tests/memory/hot-functions.sh --binary $$bin $(HOT_ADD) && rm -f $$bin
+	bin=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk && harness/memory/hot-functions.sh --binary $$bin $(HOT_ADD) && rm -f $$bin
 	@if [ -z "$(HOT_ADD)" ] && [ -d .cache/trixie ]; then \
-	  root=$$(tests/trixie/run.sh --root | tail -1) && \
-	  tests/trixie/run.sh -- make -s hot-functions HOT_ADD=--add && \
+	  root=$$(harness/trixie/run.sh --root | tail -1) && \
+	  harness/trixie/run.sh -- make -s hot-functions HOT_ADD=--add && \
 	  cp $$root/work/kiosk/Sources/KioskMain/hot-functions.order Sources/KioskMain/hot-functions.order; \
 	fi
 	$(SWIFT) build $(RELEASE) --product kiosk
-	tests/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
+	harness/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
 
-# The deploy/examples verdict programs, run for real (tests/examples/run.sh; a few seconds).
+# The deploy/examples verdict programs, run for real (harness/examples/run.sh; a few seconds).
 test-examples: peers
-	tests/examples/run.sh
+	harness/examples/run.sh
 
 # build/kiosk_<version>_<arch>.deb for this machine. `make deb ARCH=arm64` on an amd64 machine:
 # build/kiosk_<version>_arm64.deb for Raspberry Pi OS trixie, cross-built with trixie's Swift in
-# the trixie root against an arm64 sysroot made from Debian's packages (tests/arm64/build.sh;
+# the trixie root against an arm64 sysroot made from Debian's packages (harness/arm64/build.sh;
 # cached in .cache/arm64 and .cache/trixie). Any other ARCH builds for this machine, as before.
 HOST_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 ifeq ($(ARCH)-$(filter arm64,$(HOST_ARCH)),arm64-)
 deb: deploy-deps
-	@set -o pipefail; tests/arm64/build.sh --deb | sed -n 's/^deb //p'
+	@set -o pipefail; harness/arm64/build.sh --deb | sed -n 's/^deb //p'
 else
 deb: deploy-deps release
 	deploy/build-deb.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
@@ -210,7 +210,7 @@ demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
-# The suite runs as two processes side by side (tests/xctest/shards.sh; logs in .build/xctest):
+# The suite runs as two processes side by side (harness/xctest/shards.sh; logs in .build/xctest):
 # these classes in the second (the end-to-end ones, which mostly wait on the kiosk in real time, and
 # the benchmarks' checks), the rest in the first: the two take about as long on bookworm and trixie.
 TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests
@@ -218,11 +218,11 @@ TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.System
 TEST_PARTS ?= test-core test-examples test-docs
 test: release peers $(TEST_PARTS)
 	$(SWIFT) build --build-tests
-	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk tests/xctest/shards.sh --logs .build/xctest \
+	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk harness/xctest/shards.sh --logs .build/xctest \
 	  $(foreach c,$(TEST_ONLY),--only $(c)) $(foreach c,$(TEST_SECOND),--second $(c)) \
 	  -- $$($(SWIFT) build --show-bin-path)/kioskPackageTests.xctest
 
-# The trixie tier's part of the suite (tests/trixie/run.sh; `tests/trixie/run.sh --all` runs the
+# The trixie tier's part of the suite (harness/trixie/run.sh; `harness/trixie/run.sh --all` runs the
 # whole of `make test` there): the tests whose outcome can differ on trixie's libraries and Swift
 # 6.0.3, and the manual's checks (trixie's groff 1.23 and man-db render the pages as a Pi's do).
 # Every test is still built there; these run: libgpiod v2 (GPIOTests), libcamera's loader
@@ -240,19 +240,19 @@ test-trixie-part:
 
 # The manual's variables: docs/reference.md's table and the manual page kiosk.conf(5), made from the
 # kiosk's own table (`kiosk-dev variables`: Configuration.table) and the meanings in
-# docs/man/variables.txt (tests/docs/variables.py). Run it after adding or changing a variable.
+# docs/man/variables.txt (harness/docs/variables.py). Run it after adding or changing a variable.
 KIOSK_DEV_DEBUG = $$($(SWIFT) build --show-bin-path)/kiosk-dev
 docs: deps
 	$(SWIFT) build --product kiosk-dev
-	$(KIOSK_DEV_DEBUG) variables | tests/docs/variables.py write --table -
+	$(KIOSK_DEV_DEBUG) variables | harness/docs/variables.py write --table -
 
-# The manual's checks (tests/docs/run.sh, seconds once kiosk-dev is built): the variables agree in
+# The manual's checks (harness/docs/run.sh, seconds once kiosk-dev is built): the variables agree in
 # the code, docs/man/variables.txt, docs/reference.md, kiosk.conf(5) and ../shared/docs/interface.md,
 # and the manual pages render without a warning (groff -ww, man -l at 80 columns).
 test-docs: deps
 	@$(call install_missing,groff-base man-db)
 	$(SWIFT) build --product kiosk-dev
-	tests/docs/run.sh --kiosk-dev $(KIOSK_DEV_DEBUG)
+	harness/docs/run.sh --kiosk-dev $(KIOSK_DEV_DEBUG)
 
 # The core (Sources/Policy: geometry, brightness, the torch, repeat and gate policies, back-off,
 # configuration, log text) alone, as a package of its own (Tests/CoreAlone): its tests link no C
@@ -299,49 +299,49 @@ fuzz: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
 	Fuzz/run.sh "$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_WORK) $(FUZZ_TARGETS)
 
-# The unit, install.sh and the .deb (tests/deploy/run.sh); builds the release binary once.
+# The unit, install.sh and the .deb (harness/deploy/run.sh); builds the release binary once.
 test-deploy: deploy-deps release
-	tests/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+	harness/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The build needs only the build (issue 36): make release, make deb, deploy/install.sh and, with
 # the arm64 SDK cached, make deb ARCH=arm64, with no network at all (a network namespace of their
-# own) and every way to PyPI watched (tests/deploy/no-pypi.sh). Where no namespace can be made
+# own) and every way to PyPI watched (harness/deploy/no-pypi.sh). Where no namespace can be made
 # (a container without the right), the stand-ins alone close PyPI, and it says so.
 test-no-pypi: deploy-deps
-	@if unshare -n true 2>/dev/null; then unshare -n tests/deploy/no-pypi.sh; \
-	else echo "test-no-pypi: no network namespace here (unshare -n): PyPI closed by the stand-ins only"; tests/deploy/no-pypi.sh; fi
+	@if unshare -n true 2>/dev/null; then unshare -n harness/deploy/no-pypi.sh; \
+	else echo "test-no-pypi: no network namespace here (unshare -n): PyPI closed by the stand-ins only"; harness/deploy/no-pypi.sh; fi
 
 # The trixie tier: make release, make test and make demo inside a Debian 13 root with trixie's own
-# packages (libgpiod v2, swiftlang 6.0.3); the root is cached in .cache/trixie (tests/trixie/run.sh).
+# packages (libgpiod v2, swiftlang 6.0.3); the root is cached in .cache/trixie (harness/trixie/run.sh).
 test-trixie:
-	tests/trixie/run.sh
+	harness/trixie/run.sh
 
 # The arm64 tier: the .deb of `make deb ARCH=arm64`, its binary run under qemu-user (Cortex-A72)
 # on the sysroot's libraries: --version, check, the photo corpus decoded exactly as the amd64 build
-# decodes it, the demo, and the XCTest suite cross-built for arm64 (tests/arm64/run.sh).
+# decodes it, the demo, and the XCTest suite cross-built for arm64 (harness/arm64/run.sh).
 test-arm64: deploy-deps peers
-	tests/arm64/run.sh
+	harness/arm64/run.sh
 
 # The driver tier: the release kiosk on real V4L2 (vivid) and GPIO (gpio-sim) drivers in a QEMU VM
-# booted from Debian's kernel (tests/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
-# installs its own Debian packages (the list is VM_PACKAGES in tests/vm/run.sh).
+# booted from Debian's kernel (harness/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
+# installs its own Debian packages (the list is VM_PACKAGES in harness/vm/run.sh).
 # VM_ARGS=--gpiod2: the GPIO checks again with the trixie tier's kiosk and libgpiod v2.
 test-vm: deps
-	tests/vm/run.sh --require $(VM_ARGS)
+	harness/vm/run.sh --require $(VM_ARGS)
 
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
 # run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
-# against vivid, gpio-sim, vimc and a Mosquitto in the guest (tests/vm-arm64/run.sh; cached in
+# against vivid, gpio-sim, vimc and a Mosquitto in the guest (harness/vm-arm64/run.sh; cached in
 # .cache/vm-arm64; docs/development.md "The arm64 package on an emulated Pi").
 test-vm-arm64: deploy-deps
-	tests/vm-arm64/run.sh
+	harness/vm-arm64/run.sh
 
 # What a frame costs on an arm64 CPU, counted: instructions per frame of the kiosk, of zbar on
 # every full frame and of the floor, under qemu-aarch64 with a per-thread instruction-count
-# plugin (tests/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; docs/development.md "What a frame
+# plugin (harness/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; docs/development.md "What a frame
 # costs on a Pi").
 bench-arm64: deploy-deps
-	tests/bench-arm64/run.sh $(BENCH_ARGS)
+	harness/bench-arm64/run.sh $(BENCH_ARGS)
 
 # The accuracy table (docs/development.md "Accuracy"): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.

@@ -85,7 +85,7 @@ let package = Package(
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
         // about 0.7 MB smaller (docs/development.md, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
         // And with the functions an idle kiosk and a decode run first in its text (hot-functions.order,
-        // written by tests/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
+        // written by harness/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"], exclude: ["hot-functions.order"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",

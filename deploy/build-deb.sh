@@ -15,7 +15,7 @@
 # Needs dpkg-dev (dpkg-deb, dpkg-shlibdeps) and binutils (strip); not root (--root-owner-group).
 # Another --arch needs that architecture's strip (binutils-aarch64-linux-gnu for arm64) and a
 # sysroot with a dpkg database in var/lib/dpkg (status; the file lists and shlibs/symbols files
-# of its library packages), as tests/arm64/sdk.sh makes one: dpkg-shlibdeps reads it instead of
+# of its library packages), as harness/arm64/sdk.sh makes one: dpkg-shlibdeps reads it instead of
 # the host's, so Depends names the target's own library packages and versions.
 #
 # The package: /usr/bin/kiosk (stripped; the Swift runtime is linked in, so no /opt/swift),
@@ -58,7 +58,7 @@ strip_tool=strip
 if [ -n "$target_arch" ] && [ "$target_arch" != "$arch" ]; then
   cross=$target_arch
   [ -n "$sysroot" ] && [ -f "$sysroot/var/lib/dpkg/status" ] \
-    || { echo "build-deb.sh: --arch $cross needs --sysroot DIR with a dpkg database (tests/arm64/sdk.sh)" >&2; exit 1; }
+    || { echo "build-deb.sh: --arch $cross needs --sysroot DIR with a dpkg database (harness/arm64/sdk.sh)" >&2; exit 1; }
   sysroot=$(cd "$sysroot" && pwd)
   multiarch=$(dpkg-architecture -a"$cross" -qDEB_HOST_MULTIARCH 2>/dev/null)
   strip_tool=$(dpkg-architecture -a"$cross" -qDEB_HOST_GNU_TYPE 2>/dev/null)-strip

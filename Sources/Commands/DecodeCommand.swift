@@ -9,7 +9,7 @@ extension KioskCommand {
     /// `kiosk decode [--json] [--roi x,y,w,h] [--budget-ms N] FILE...`: still images through the
     /// service's decoder settings (symbologies, mount for `--roi`). `--budget-ms` replaces the extra
     /// passes' wall-clock budget per picture (`BarcodeScanner.defaultExtraBudgetMs`): with a budget
-    /// no picture reaches, what is read no longer depends on how fast the CPU is (tests/arm64
+    /// no picture reaches, what is read no longer depends on how fast the CPU is (harness/arm64
     /// compares an emulated arm64 build with the amd64 one so). Exit 1 when a file cannot be read.
     static func decode(_ args: [String], environment: [String: String]) -> Int32 {
         var json = false

@@ -9,7 +9,7 @@ import Policy
 import Scene
 
 /// `kiosk-dev count`: the bench's workloads as files of frames, and the kiosk's frame loop over such
-/// a file, for counting instructions rather than timing them (tests/bench-arm64/run.sh runs it
+/// a file, for counting instructions rather than timing them (harness/bench-arm64/run.sh runs it
 /// under qemu-aarch64 with an instruction-count plugin: `make bench-arm64`).
 ///
 ///     kiosk-dev count dump WORKLOAD WxH FILE    the workload's frames, luma only (W*H bytes each,

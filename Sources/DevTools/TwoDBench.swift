@@ -16,7 +16,7 @@ import ZintDrawing
 /// 640x480, the same every run. Each is read by the kiosk's still path (`kiosk decode`: zxing-cpp
 /// and the kiosk's retries, the whole picture) and by zxing-cpp alone as anyone calls it (the
 /// accuracy bench's "zxing alone"); with `--dump` the pictures and their texts are written as
-/// `N.png` and `N.txt`, for another reader (`tests/bench-2d/zxing.py`: zxing-cpp 2.x from PyPI,
+/// `N.png` and `N.txt`, for another reader (`harness/bench-2d/zxing.py`: zxing-cpp 2.x from PyPI,
 /// `make bench-2d`).
 enum TwoDBench {
     struct Case {

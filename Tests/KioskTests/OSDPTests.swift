@@ -9,7 +9,7 @@ import XCTest
 
 /// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
 /// ControlPanel (PyPI `libosdp`, `make peers`) drives the real kiosk binary over a pseudo-terminal
-/// pair (tests/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
+/// pair (harness/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
 final class OSDPTests: XCTestCase {
     var folder: URL!
 
@@ -25,7 +25,7 @@ final class OSDPTests: XCTestCase {
     static var python: String? { ProcessInfo.processInfo.environment["KIOSK_PEERS_PYTHON"] }
 
     static var script: URL {
-        Checkout.root.appendingPathComponent("tests/osdp/controller.py")
+        Checkout.root.appendingPathComponent("harness/osdp/controller.py")
     }
 
     /// Runs one scenario; the frames it may show are drawn here (our QR renderer, as the other
