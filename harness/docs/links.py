@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Every local link of the manual leads somewhere: README.md, docs/*.md and deploy/examples/README.md,
-links to a file of the checkout (and to a heading of it, after '#', as GitHub makes anchors).
+"""Every local link of the manual leads somewhere: README.md, docs/*.md, docs/design/*.md,
+docs/measurements/*.md and deploy/examples/README.md link to a file or folder of the checkout
+(and to a heading of it, after '#', as GitHub makes anchors).
 Prints each broken link and exits 1; `harness/docs/run.sh` runs it."""
 import glob
 import os
@@ -23,7 +24,7 @@ def anchors(path):
 
 
 def main():
-    files = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "*.md"))) \
+    files = [os.path.join(REPO, "README.md")] + sorted(glob.glob(os.path.join(REPO, "docs", "**", "*.md"), recursive=True)) \
         + [os.path.join(REPO, "deploy", "examples", "README.md")]
     broken, count = [], 0
     for f in files:

@@ -5,7 +5,11 @@
 #     docs/reference.md, kiosk.conf(5) and ../shared/docs/interface.md name the same ones, and the
 #     generated files are what `make docs` makes now (harness/docs/variables.py; without
 #     interface.md that leg is skipped and said so);
-#   - every local link of README.md and docs/*.md leads to a file and heading (harness/docs/links.py);
+#   - every local link of README.md, docs/*.md, docs/design/ and docs/measurements/ leads to a file
+#     and heading (harness/docs/links.py);
+#   - the docs have not drifted from the checkout (harness/docs/drift.py): the fuzz targets they name
+#     are the Makefile's FUZZ_TARGETS and Fuzz/Package.swift's, counted right; each `make` target,
+#     `kiosk-dev` command and path of the checkout they name exists;
 #   - the manual pages render without a warning: `groff -man -Tutf8 -ww -z` and
 #     `MANWIDTH=80 man --warnings -l` say nothing on stderr.
 #
@@ -52,6 +56,15 @@ if out=$("$repo/harness/docs/links.py" 2>&1); then
 else
   fail links "a link of the manual leads nowhere"; sed 's/^/    /' <<<"$out"
 fi
+
+for check in fuzz make paths kiosk-dev; do
+  args=("$check"); [ "$check" = kiosk-dev ] && args+=(--kiosk-dev "$kiosk_dev")
+  if out=$("$repo/harness/docs/drift.py" "${args[@]}" 2>&1); then
+    pass "drift-$check" "$(tail -1 <<<"$out" | sed 's/^drift.py: //')"
+  else
+    fail "drift-$check" "the docs name what the checkout does not have"; sed 's/^/    /' <<<"$out"
+  fi
+done
 
 for page in "$repo/docs/man/kiosk.8" "$repo/docs/man/kiosk.conf.5"; do
   name=${page##*/}
