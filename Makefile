@@ -226,12 +226,12 @@ test: release peers $(TEST_PARTS)
 # whole of `make test` there): the tests whose outcome can differ on trixie's libraries and Swift
 # 6.0.3, and the manual's checks (trixie's groff 1.23 and man-db render the pages as a Pi's do).
 # Every test is still built there; these run: libgpiod v2 (GPIOTests), libcamera's loader
-# (CameraTests), zxing-cpp 2.x and the photo corpus (DecoderTests, the corpus checks), OpenSSL 3.5
+# (CameraTests), zxing-cpp 2.x and the photo corpus (ReaderTests, the corpus checks), OpenSSL 3.5
 # and libical (CryptoTests, CredentialsTests, the credential and access end-to-end tests with
-# Python 3.13's peers; site bundles signed by pycose, verified by OpenSSL 3.5), libmosquitto 2.0.21 (MQTTTests), libsystemd 257 (SystemdTests), and the
+# Python 3.13's peers; site bundles signed by pycose, verified by OpenSSL 3.5), libmosquitto 2.0.21 (FleetTests), libsystemd 257 (SystemdTests), and the
 # pure policy (PolicyTests) as 6.0.3 compiles it, the phone screens' attempts and the safety net's
 # glance on zxing-cpp 2.x (ScreenTests, SafetyNetTests); the demo runs after, end to end.
-TEST_TRIXIE := GPIOTests CameraTests DecoderTests CryptoTests CredentialsTests MQTTTests PolicyTests \
+TEST_TRIXIE := GPIOTests CameraTests ReaderTests CryptoTests CredentialsTests FleetTests PolicyTests \
 	DevToolsTests.CorpusTests DevToolsTests.AccuracyCorpusTests KioskTests.CredentialEndToEndTests \
 	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests \
 	KioskTests.ScreenTests KioskTests.SafetyNetTests

@@ -2,38 +2,46 @@
 // SPDX-License-Identifier: Apache-2.0
 // The kiosk: a headless barcode and QR-code scanner service for a door.
 //
-// Where things happen, by folder (the data path, left to right):
-//   Camera    - a frame comes in (V4L2 through libv4l2, libcamera through a dlopen'd plugin,
-//               replay of image files, PNG/PGM)
-//   Decoder   - zbar and zxing-cpp read codes inside the region of interest
-//   Policy    - where a decision is made: the pure core (no C, no Foundation), in rooms by
-//               concern; its tests link nothing else (make test-core):
-//                 Picture        geometry and mounts, brightness, the camera's focus and exposure
-//                                controls (CameraControls), kiosk aim's figures
-//                 Torch          when the torch goes on and off, and its look at phone screens
-//                 Reading        the decode gate, symbols and their text, repeats, agreement
-//                 Door           verdicts, the strike, the door's inputs, beeps, Wiegand
-//                 Credentials    Base45, CBOR, COSE, credentials, used tokens
-//                 OSDP           the reader's packets and decisions on the controller's bus
-//                 Fleet          MQTT messages, Home Assistant, the building's commands
-//                 Configuration  every KIOSK_* variable, read and checked (one table)
-//                 Log, Common    log text; formatting and back-off
-//   GPIO      - where a line changes (buzzer, torch) through libgpiod
-//   Platform  - locks, monotonic waits, threads, files: the POSIX services, without Foundation
-//   Systemd   - sd_notify and the journal
-//   Credentials - signed (COSE/CWT) and rotating (TOTP) credentials verified offline: the trust
-//               directory, the used-token store, the verifier off the frame loop
-//   Crypto    - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
-//   OSDP      - the access controller's RS-485 bus: the kiosk as an OSDP reader (PD) with
-//               Secure Channel; its decisions are Policy's (OSDPPeripheral), the port is here
-//   MQTT      - the building's broker: scan events, state and health over libmosquitto, a spool
-//               that keeps scans while the broker is away
-//   Kiosk     - the service that wires them: the frame loop, decode worker, torch, stats and
-//               metrics, the scan program, signals, the log's output
-//   Commands  - the command line: run, demo, check, decode, doctor, snapshot
-//   Scene     - a simulated camera scene for `kiosk demo` and the tests
-//   DevTools  - bench and accuracy, in `kiosk-dev` (never packaged)
-//   C*        - thin C shims and system-library maps; no policy lives there
+// Where things happen: one folder a concern, its pure core and its shell side by side.
+//   Sources/<Concern>/           the concern's own module: its devices, files and libraries
+//   Sources/<Concern>/Policy/    its pure core: no C, no Foundation, no import at all; every
+//                                concern's Policy/ folder is the one module Policy, built and
+//                                tested alone by `make test-core`
+//   Sources/<Concern>/Service/   its part of the running service (module Kiosk)
+//   Sources/<Concern>/Command/   its commands (module Commands)
+// A core type that decides for a shell type is named `<Shell>Policy` (TorchPolicy decides for
+// Torch, StrikePolicy for Strike, DoorWatchPolicy for DoorWatch, VerdictWaitPolicy for VerdictWait,
+// FleetCommandsPolicy for FleetCommands).
+//
+// The data path, left to right:
+//   Camera      - a frame comes in (V4L2 through libv4l2, libcamera through a dlopen'd plugin,
+//                 replay of image files, PNG/PGM); Policy/: geometry, mounts, brightness, the
+//                 camera's focus and exposure controls, kiosk aim's figures
+//   Reader      - zbar and zxing-cpp read codes inside the region of interest; Policy/: the decode
+//                 gate, symbols and their text, repeats, the two readers' agreement
+//   Torch       - when the torch goes on and off (Policy/), the line that lights it (Service/)
+//   Door        - where a decision is made for the door: verdicts, the strike, the door's inputs,
+//                 beeps, Wiegand, access rules and modes (Policy/); the strike, the watch on the
+//                 door contact, the scan program, the modes' socket (Service/)
+//   Credentials - signed (COSE/CWT), rotating (TOTP) and pretix credentials and site bundles,
+//                 verified offline: the trust directory, the used-token store, the verifier off the
+//                 frame loop; Policy/: Base45, CBOR, COSE, claims, used tokens, bundles
+//   OSDP        - the access controller's RS-485 bus: the kiosk as an OSDP reader (PD) with Secure
+//                 Channel; Policy/: packets and the peripheral's decisions
+//   Fleet       - the building's broker: scan events, state and health over libmosquitto, a spool
+//                 that keeps scans while the broker is away; Policy/: MQTT messages, Home
+//                 Assistant, the building's commands
+//   GPIO        - where a line changes (buzzer, torch, strike, LEDs) through libgpiod
+//   Kiosk       - the service: the composition root, the frame loop, stats and metrics, signals,
+//                 the log's output; Policy/: every KIOSK_* variable (one table), log text, formats
+//   Commands    - the command line: it parses arguments and calls the service (run, demo, check,
+//                 doctor)
+//   Platform    - locks, monotonic waits, threads, files: the POSIX services, without Foundation
+//   Systemd     - sd_notify and the journal
+//   Crypto      - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
+//   Scene       - a simulated camera scene for `kiosk demo` and the tests
+//   DevTools    - bench and accuracy, in `kiosk-dev` (never packaged)
+//   C*          - thin C shims and system-library maps; no policy lives there
 import PackageDescription
 
 let package = Package(
@@ -43,7 +51,7 @@ let package = Package(
         // The development tools (bench, accuracy): built here, never packaged.
         .executable(name: "kiosk-dev", targets: ["KioskDev"]),
         // For the fuzzers in Fuzz/, a package of their own that builds with -sanitize=fuzzer.
-        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Decoder", "Credentials", "CZlib", "Crypto"]),
+        .library(name: "KioskCore", targets: ["Policy", "Kiosk", "Camera", "Reader", "Credentials", "CZlib", "Crypto"]),
     ],
     targets: [
         .systemLibrary(name: "CZbar", path: "Sources/CZbar", pkgConfig: "zbar"),
@@ -59,28 +67,35 @@ let package = Package(
         // OpenSSL's libcrypto behind a C API, dlopen()ed on first use (credentials, OSDP): never linked.
         .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
-        .target(name: "Policy"),
+        // The pure core: every concern's Policy/ folder, one module with no dependency.
+        .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
         // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
         // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
         .target(name: "CICal", path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"]),
+        .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
-        .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"]),
-        .target(name: "Decoder", dependencies: ["Policy", "Platform", "CZbar", "CZXing", "Camera"]),
+        .target(name: "Camera", dependencies: ["Policy", "Platform", "CV4L2", "CPNG", "CLibcamera"], exclude: ["Policy", "Command"]),
+        .target(name: "Reader", dependencies: ["Policy", "Platform", "CZbar", "CZXing", "Camera"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
-        .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Decoder", "CQRencode"]),
+        .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Reader", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "MQTT", dependencies: ["Policy", "Platform", "CMosquitto"]),
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Credentials", "Crypto"]),
+        .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
+        // The service: its own files and every concern's Service/ folder.
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP"],
+                path: "Sources", exclude: ["Kiosk/Policy"],
+                sources: ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]),
         // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
-        .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"]),
-        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Decoder", "GPIO", "Systemd", "Scene", "MQTT", "OSDP"]),
+        .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
+        // The command line: its own files and every concern's Command/ folder.
+        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
+                path: "Sources",
+                sources: ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Fleet/Command"]),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
         // about 0.7 MB smaller (docs/development.md, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
@@ -91,7 +106,7 @@ let package = Package(
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",
                                                          "-Xlinker", "--no-warn-symbol-ordering"],
                                                         .when(configuration: .release))]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Decoder", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
@@ -102,15 +117,15 @@ let package = Package(
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Platform", "TestSupport"]),
-        .testTarget(name: "DecoderTests", dependencies: ["Decoder", "CZbar", "CZXing", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
+        .testTarget(name: "ReaderTests", dependencies: ["Reader", "CZbar", "CZXing", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
-        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Decoder", "GPIO", "Scene", "TestSupport"]),
+        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Reader", "GPIO", "Scene", "TestSupport"]),
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
-        .executableTarget(name: "MQTTTestChild", dependencies: ["MQTT", "Policy", "Platform"], path: "Tests/MQTTTestChild"),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "Policy", "Platform", "TestSupport", "MQTTTestChild"]),
+        .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
-        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Decoder", "CZbar", "TestSupport"]),
+        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "CZbar", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Credentials
-import Decoder
+import Reader
 import GPIO
 import Glibc
 import Kiosk
-import MQTT
+import Fleet
 import OSDP
 import Platform
 import Policy
@@ -371,7 +371,7 @@ public enum KioskCommand {
             if let sim = lines.simulatedChip { SimulatedInputFeed.start(chip: sim, config: config, logger: logger) }
         }
         if let fleetLink, config.mqttCommands {
-            lateCommands.set(BuildingCommands(maxAgeSeconds: config.commandMaxAgeS, defaultOpenMilliseconds: config.doorMs, door: door,
+            lateCommands.set(FleetCommands(maxAgeSeconds: config.commandMaxAgeS, defaultOpenMilliseconds: config.doorMs, door: door,
                                               watch: lines.watch, reloadables: reloadables, modes: modes, logger: logger,
                                               wallClockMs: BrokerLink.wallClockMilliseconds) { fleetLink.publishCommandResult($0) })
         }
@@ -530,9 +530,9 @@ struct OutputLines {
             lines.wiegand = (d0, d1)
         }
         // issue 25: the inputs, all or none (the outputs go back too when one cannot be had).
-        var inputs: [DoorMonitor.Input: DoorWatch.Input] = [:]
+        var inputs: [DoorWatchPolicy.Input: DoorWatch.Input] = [:]
         let bias = GPIOBias(rawValue: config.inputBias.rawValue) ?? .pullUp
-        for (input, line, activeLow) in [(DoorMonitor.Input.contact, config.doorContactLine, config.doorContactActiveLow),
+        for (input, line, activeLow) in [(DoorWatchPolicy.Input.contact, config.doorContactLine, config.doorContactActiveLow),
                                          (.rex, config.rexLine, config.rexActiveLow), (.tamper, config.tamperLine, config.tamperActiveLow),
                                          (.emergency, config.emergencyLine, config.emergencyActiveLow)] {
             guard let line else { continue }
@@ -552,7 +552,7 @@ struct OutputLines {
         if !inputs.isEmpty {
             // The kernel debounced (libgpiod v2 with a period): the monitor takes the edges as they come.
             let kernelDebounced = inputs.values.allSatisfy { $0.line.kernelDebounced }
-            let settings = DoorMonitor.Settings(heldNs: UInt64(config.doorHeldS) * 1_000_000_000,
+            let settings = DoorWatchPolicy.Settings(heldNs: UInt64(config.doorHeldS) * 1_000_000_000,
                                                 debounceNs: kernelDebounced ? 0 : UInt64(config.inputDebounceMs) * 1_000_000,
                                                 rexOpens: config.rexOpens, relockOnContact: config.doorRelock == .contact,
                                                 releaseMilliseconds: config.doorMs)
@@ -568,9 +568,9 @@ struct OutputLines {
 /// order, and is judged then like any other (it was dropped unanswered when the handler came late).
 final class LateCommands: @unchecked Sendable {  // guarded by `lock`
     private let lock = Lock()
-    private var target: BuildingCommands?
+    private var target: FleetCommands?
     private var early: [(payload: [UInt8], retained: Bool)] = []
-    func set(_ commands: BuildingCommands) {
+    func set(_ commands: FleetCommands) {
         lock.withLock {
             target = commands
             for c in early { commands.received(c.payload, retained: c.retained) }

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 import GPIO
 import Glibc
 import Kiosk
-import MQTT
+import Fleet
 import Platform
 import Policy
 import Systemd

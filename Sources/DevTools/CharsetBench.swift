@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-import Decoder
+import Reader
 import Glibc
 import Kiosk
 import Policy

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Commands
-import Decoder
+import Reader
 import Foundation
 import Kiosk
 import Platform

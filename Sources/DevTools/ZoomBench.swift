@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Commands
-import Decoder
+import Reader
 import Glibc
 import Platform
 import Policy

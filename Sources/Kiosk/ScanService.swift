@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Credentials
-import Decoder
+import Reader
 import GPIO
 import Platform
 import Policy

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 import Policy
 
 /// Draws EAN-13 and Code 128 (code set B) symbols for the simulated scene and the bench, in the

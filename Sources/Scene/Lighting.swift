@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 import Policy
 
 /// The light in the simulated scene: the room, the kiosk's torch, the camera's automatic

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 import Policy
 
 /// Phone screens held up to the kiosk (issue 37): the looks a screen gives a code, each with a

@@ -2,7 +2,7 @@
 import CZbar
 import Camera
 @testable import Commands
-import Decoder
+import Reader
 @testable import DevTools
 import Foundation
 @testable import Kiosk

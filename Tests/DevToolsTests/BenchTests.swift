@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 @testable import Commands
-import Decoder
+import Reader
 @testable import DevTools
 @testable import Kiosk
 @testable import Systemd

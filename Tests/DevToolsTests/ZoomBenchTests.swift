@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 @testable import DevTools
-import Decoder
+import Reader
 import Policy
 import Scene
 import XCTest

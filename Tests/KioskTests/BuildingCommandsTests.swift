@@ -21,7 +21,7 @@ final class BuildingCommandsTests: XCTestCase {
         let log = Recorder(), answers = Recorder(), calls = Recorder()
         let logger = Logger(level: .debug) { log.add($0) }
         let reloadables = Reloadables()
-        let commands = BuildingCommands(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000, door: nil, watch: nil, reloadables: reloadables,
+        let commands = FleetCommands(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000, door: nil, watch: nil, reloadables: reloadables,
                                         logger: logger, wallClockMs: { 1_780_000_000_000 }) { answers.add($0) }
         func send(_ id: String, _ command: String, retained: Bool = false) {
             commands.received(Array(#"{"id":"\#(id)","command":"\#(command)","time":1780000000}"#.utf8), retained: retained)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 import GPIO
 @testable import Kiosk
 import Platform

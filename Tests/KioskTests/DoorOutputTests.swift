@@ -12,14 +12,14 @@ final class DoorOutputTests: XCTestCase {
 
     final class Changes: @unchecked Sendable {
         private let lock = Lock()
-        private var list: [DoorStrike.Change] = []
-        func append(_ c: DoorStrike.Change) { lock.withLock { list.append(c) } }
-        var all: [DoorStrike.Change] { lock.withLock { list } }
+        private var list: [StrikePolicy.Change] = []
+        func append(_ c: StrikePolicy.Change) { lock.withLock { list.append(c) } }
+        var all: [StrikePolicy.Change] { lock.withLock { list } }
     }
 
-    func door(activeLow: Bool = false, openMs: Int = 3000) throws -> (DoorOutput, FakeChip, ManualClock, LineTimeline, Changes) {
+    func door(activeLow: Bool = false, openMs: Int = 3000) throws -> (Strike, FakeChip, ManualClock, LineTimeline, Changes) {
         let chip = FakeChip(), clock = ManualClock(startNs: 0), timeline = LineTimeline(clock: clock), changes = Changes()
-        let door = DoorOutput(output: try timeline.output(chip, offset: strikeLine, activeLow: activeLow), openMilliseconds: openMs,
+        let door = Strike(output: try timeline.output(chip, offset: strikeLine, activeLow: activeLow), openMilliseconds: openMs,
                               clock: clock) { changes.append($0) }
         return (door, chip, clock, timeline, changes)
     }
@@ -116,7 +116,7 @@ final class DoorOutputTests: XCTestCase {
 
     func testTheRealClockClosesTheDoor() throws {
         let chip = FakeChip()
-        let door = DoorOutput(output: try SwitchedOutput(chip: chip, offset: strikeLine, activeLow: false), openMilliseconds: 30,
+        let door = Strike(output: try SwitchedOutput(chip: chip, offset: strikeLine, activeLow: false), openMilliseconds: 30,
                               clock: MonotonicClock())
         door.grant()
         let done = expectation(description: "door time over")

@@ -34,7 +34,7 @@ final class DoorWatchTests: XCTestCase {
         let reader = DoorReader(configuration: c, lines: .init(buzzer: try SwitchedOutput(chip: chip, offset: buzzer, activeLow: false),
                                                                door: try SwitchedOutput(chip: chip, offset: strike, activeLow: false)),
                                 logger: logger, clock: MonotonicClock())
-        let inputs: [DoorMonitor.Input: DoorWatch.Input] = [
+        let inputs: [DoorWatchPolicy.Input: DoorWatch.Input] = [
             .contact: .init(line: try chip.requestInput(offset: contact, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0), activeLow: false),
             .rex: .init(line: try chip.requestInput(offset: rex, consumer: "kiosk", activeLow: true, bias: .pullUp, debounceMicroseconds: 0), activeLow: true),
             .tamper: .init(line: try chip.requestInput(offset: tamper, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0), activeLow: false),

@@ -255,9 +255,9 @@ final class ModeEndToEndTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0, String(decoding: err, as: UTF8.self))
         let rendered = try XCTUnwrap(try JSONSerialization.jsonObject(with: out) as? [[String: Any]])
         XCTAssertEqual(rendered.count, 5, "four options and the button")
-        var desk = CommandDesk(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000)
+        var desk = FleetCommandsPolicy(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000)
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        var taken: [CommandDesk.Command] = []
+        var taken: [FleetCommandsPolicy.Command] = []
         for r in rendered {
             let command = try XCTUnwrap(r["command"] as? String)
             switch desk.receive(Array(command.utf8), nowMs: nowMs) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 @testable import Commands
-import Decoder
+import Reader
 import GPIO
 @testable import Kiosk
 import Platform

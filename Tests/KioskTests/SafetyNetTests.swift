@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import Decoder
+import Reader
 @testable import Kiosk
 import Platform
 import Policy

@@ -296,12 +296,12 @@ final class CredentialPolicyTests: XCTestCase {
     }
 
     func testAVerdictGivenDirectlyDecidesOnceAndNotAfterTheDeadline() {
-        var p = PendingVerdict(reportedNs: 1_000, limitMs: 2)
+        var p = VerdictWaitPolicy(reportedNs: 1_000, limitMs: 2)
         let v = p.given(Verdict(result: .granted, reason: "valid", elapsedNs: 0, subject: "alice"), at: 501_000)
         XCTAssertEqual(v, Verdict(result: .granted, reason: "valid", elapsedNs: 500_000, subject: "alice"))
         XCTAssertNil(p.given(Verdict(result: .denied, reason: "used", elapsedNs: 0), at: 600_000), "once")
         XCTAssertNil(p.check(at: 5_000_000))
-        var late = PendingVerdict(reportedNs: 0, limitMs: 2)
+        var late = VerdictWaitPolicy(reportedNs: 0, limitMs: 2)
         XCTAssertEqual(late.given(Verdict(result: .granted, reason: "valid", elapsedNs: 0), at: 2_000_000)?.result, .error,
                        "a grant that comes at the deadline does not open the door")
     }

@@ -10,7 +10,7 @@ final class FreePassageTests: XCTestCase {
     // MARK: the strike
 
     func testAHeldStrikeStaysOpenThroughGrantsAndALostCameraAndShutsWhenTheHoldEnds() {
-        var s = DoorStrike(openMilliseconds: 3000)
+        var s = StrikePolicy(openMilliseconds: 3000)
         XCTAssertEqual(s.hold(at: ms(100)), [.opened(at: ms(100), untilNs: .max)])
         XCTAssertTrue(s.isHeld)
         XCTAssertEqual(s.hold(at: ms(200)), [], "held twice: no second event")
@@ -25,7 +25,7 @@ final class FreePassageTests: XCTestCase {
     }
 
     func testAHoldOverAGrantsOpeningAndAStopShutsEvenAHeldStrike() {
-        var s = DoorStrike(openMilliseconds: 3000)
+        var s = StrikePolicy(openMilliseconds: 3000)
         _ = s.grant(at: 0)
         XCTAssertEqual(s.hold(at: ms(1000)), [.extended(at: ms(1000), untilNs: .max)])
         XCTAssertEqual(s.forceClose(at: ms(2000), reason: "stop", evenHeld: true), [.closed(at: ms(2000), reason: .forced("stop"))])
@@ -34,8 +34,8 @@ final class FreePassageTests: XCTestCase {
 
     // MARK: the door's watcher
 
-    func monitor(_ inputs: [DoorMonitor.Input: Bool] = [.contact: false, .rex: false, .emergency: false]) -> DoorMonitor {
-        var m = DoorMonitor(settings: .init(heldNs: 30_000_000_000, debounceNs: 0, releaseMilliseconds: 3000))
+    func monitor(_ inputs: [DoorWatchPolicy.Input: Bool] = [.contact: false, .rex: false, .emergency: false]) -> DoorWatchPolicy {
+        var m = DoorWatchPolicy(settings: .init(heldNs: 30_000_000_000, debounceNs: 0, releaseMilliseconds: 3000))
         _ = m.start(levels: inputs, at: 0)
         return m
     }
@@ -63,7 +63,7 @@ final class FreePassageTests: XCTestCase {
     }
 
     func testTheEmergencyInputIsReportedAtStartAndOnEachChangeAndTheExitButtonStillOpens() {
-        var m = DoorMonitor(settings: .init(heldNs: 30_000_000_000, debounceNs: ms(20), releaseMilliseconds: 3000))
+        var m = DoorWatchPolicy(settings: .init(heldNs: 30_000_000_000, debounceNs: ms(20), releaseMilliseconds: 3000))
         XCTAssertEqual(m.start(levels: [.emergency: true, .rex: false], at: 0), [.emergency(active: true, edgeNs: 0)])
         XCTAssertEqual(m.edge(.emergency, active: false, at: ms(100)), [])
         XCTAssertEqual(m.edge(.emergency, active: true, at: ms(110)), [], "a bounce shorter than the debounce")
@@ -77,9 +77,9 @@ final class FreePassageTests: XCTestCase {
     // MARK: the building's command and kiosk mode's line
 
     func testTheModeCommandIsReadStrictly() {
-        var d = CommandDesk(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000)
+        var d = FleetCommandsPolicy(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000)
         let now: Int64 = 1_780_000_000_000
-        func r(_ s: String) -> CommandDesk.Decision { d.receive(Array(s.utf8), nowMs: now) }
+        func r(_ s: String) -> FleetCommandsPolicy.Decision { d.receive(Array(s.utf8), nowMs: now) }
         XCTAssertEqual(r(#"{"id":"m1","command":"mode","mode":"lockdown","time":1780000000}"#), .carryOut(id: "m1", command: .mode(.lockdown)))
         XCTAssertEqual(r(#"{"id":"m2","command":"mode","mode":"normal","time":1780000000}"#), .carryOut(id: "m2", command: .mode(.normal)))
         XCTAssertEqual(r(#"{"id":"m3","command":"mode","mode":"unlock","until":1780003600,"time":1780000000}"#),

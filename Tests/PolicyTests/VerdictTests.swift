@@ -38,7 +38,7 @@ final class VerdictTests: XCTestCase {
     }
 
     func testTheFirstOfAnswerAndDeadlineDecidesOnce() {
-        var pending = PendingVerdict(reportedNs: ms(1000), limitMs: 2000)
+        var pending = VerdictWaitPolicy(reportedNs: ms(1000), limitMs: 2000)
         XCTAssertEqual(pending.deadlineNs, ms(3000))
         XCTAssertNil(pending.check(at: ms(2999)))
         let v = pending.programEnded(.exited(status: 1), at: ms(1250))
@@ -50,7 +50,7 @@ final class VerdictTests: XCTestCase {
     }
 
     func testNoAnswerWithinTheLimitIsAnErrorAndTheLateAnswerIsIgnored() {
-        var pending = PendingVerdict(reportedNs: ms(1000), limitMs: 2000)
+        var pending = VerdictWaitPolicy(reportedNs: ms(1000), limitMs: 2000)
         let v = pending.check(at: ms(3000))
         XCTAssertEqual(v, Verdict(result: .error, reason: "no answer within 2000 ms", elapsedNs: ms(2000)))
         XCTAssertNil(pending.programEnded(.exited(status: 0), at: ms(3500)))
@@ -58,9 +58,9 @@ final class VerdictTests: XCTestCase {
     }
 
     func testAnAnswerPastTheDeadlineIsAnErrorEvenBeforeTheCheckRan() {
-        var pending = PendingVerdict(reportedNs: ms(0), limitMs: 2000)
+        var pending = VerdictWaitPolicy(reportedNs: ms(0), limitMs: 2000)
         XCTAssertEqual(pending.programEnded(.exited(status: 0), at: ms(2000))?.result, .error, "the deadline's instant is late, as check says")
-        var onTime = PendingVerdict(reportedNs: ms(0), limitMs: 2000)
+        var onTime = VerdictWaitPolicy(reportedNs: ms(0), limitMs: 2000)
         XCTAssertEqual(onTime.programEnded(.exited(status: 0), at: ms(2000) - 1)?.result, .granted)
     }
 

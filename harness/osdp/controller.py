@@ -3,7 +3,7 @@
 # The access controller's side of the kiosk's OSDP tests (issue 22): libosdp's ControlPanel
 # (PyPI libosdp, an independent implementation) talks to the real kiosk binary over a
 # pseudo-terminal pair. Each scenario prints one JSON object of what it observed; the Swift test
-# (Tests/KioskTests/OSDPTests.swift) judges it. Run with the peers' python (KIOSK_PEERS_PYTHON).
+# (Tests/KioskTests/OSDPEndToEndTests.swift) judges it. Run with the peers' python (KIOSK_PEERS_PYTHON).
 import json, os, random, select, signal, subprocess, sys, termios, threading, time, tty
 
 import osdp

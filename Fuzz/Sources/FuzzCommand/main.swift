@@ -19,14 +19,14 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     case .failure(let e): precondition(!e.text.isEmpty)
     }
     let nowMs: Int64 = 1_800_000_000_000
-    var desk = CommandDesk(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000, remembered: 4)
+    var desk = FleetCommandsPolicy(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000, remembered: 4)
     let first = desk.receive(payload, nowMs: nowMs)
     let answered: String?
     var ok = false
     switch first {
     case .carryOut(let id, let command):
-        precondition(!id.isEmpty && id.utf8.count <= CommandDesk.maxIDBytes && payload.count <= CommandDesk.maxPayloadBytes)
-        if case .open(let ms) = command { precondition(CommandDesk.openMillisecondsRange.contains(ms)) }
+        precondition(!id.isEmpty && id.utf8.count <= FleetCommandsPolicy.maxIDBytes && payload.count <= FleetCommandsPolicy.maxPayloadBytes)
+        if case .open(let ms) = command { precondition(FleetCommandsPolicy.openMillisecondsRange.contains(ms)) }
         if case .mode(.unlock) = command, case .success(let o) = FlatJSON.object(payload) {
             precondition(o["mode"] == .string("unlock") && o["until"] != nil, "an unlock without its until")
         }
@@ -43,7 +43,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         precondition(!reason.isEmpty)
         answered = id
     }
-    let answer = CommandDesk.resultJSON(id: answered, ok: ok, reason: ok ? nil : "refused \u{1} \"quoted\"")
+    let answer = FleetCommandsPolicy.resultJSON(id: answered, ok: ok, reason: ok ? nil : "refused \u{1} \"quoted\"")
     guard case .success(let read) = FlatJSON.object(Array(answer.utf8)) else { preconditionFailure("the answer is not JSON: \(answer)") }
     if let answered { precondition(read["id"] == .string(answered), "the answer's id does not read back") }
     else { precondition(read["id"] == .null) }

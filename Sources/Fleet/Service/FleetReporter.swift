@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+import Platform
+import Policy
+
+/// The link to the building's broker as the service sees it (issue 17). `Commands` gives it the
+/// MQTT module's `BrokerLink`; the service's module does not link libmosquitto, and the tests
+/// give it a recorder. Every call returns at once: the frame loop never waits for the network.
+public protocol FleetLink: AnyObject, Sendable {
+    /// One reported code (QoS 1, spooled until the broker has it); `timeMs` is the wall clock of
+    /// its report, `verdict` the door's verdict when verdicts are on; for a credential (issue 21)
+    /// `bytes` is empty and `credential` says what may be said of it.
+    func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64,
+                     credential: ScanCredential?)
+    /// The kiosk's state (retained).
+    func publishState(_ state: KioskState)
+    /// A `stats` payload (`StatsMessage.json` of the `stats` event's fields).
+    func publishStats(_ json: String)
+    /// The link's counters for `stats` and the metrics file.
+    var figures: FleetFigures { get }
+    // issue 25: the door.
+    /// `<topic>/door` (retained): closed, open, forced, held.
+    func publishDoor(_ state: String)
+    /// An `AlarmMessage.json` on `<topic>/alarm`.
+    func publishAlarm(_ json: String)
+    /// A `FleetCommandsPolicy.resultJSON` on `<topic>/command/result`.
+    func publishCommandResult(_ json: String)
+    /// issue 33: the door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
+    func publishMode(_ json: String)
+}
+
+/// What the link has done: totals since start, `queued` now.
+public struct FleetFigures: Equatable, Sendable {
+    public var published = 0
+    public var acknowledged = 0
+    public var queued = 0
+    public var dropped = 0
+    public var connected = false
+
+    public init(published: Int = 0, acknowledged: Int = 0, queued: Int = 0, dropped: Int = 0, connected: Bool = false) {
+        self.published = published
+        self.acknowledged = acknowledged
+        self.queued = queued
+        self.dropped = dropped
+        self.connected = connected
+    }
+}
+
+/// The service's side of the fleet: each reported code once, in the order reported, and the
+/// kiosk's state when it changes.
+///
+/// With verdicts on (`KIOSK_VERDICT=hook`) a code's message waits for its verdict, so that a door
+/// reader's scan event says what the door did. The wait is bounded: the verdict comes by
+/// `KIOSK_VERDICT_MS` at the latest (an error verdict for a program that hangs), and on every way
+/// out (`flush`) the codes still waiting go without a verdict. Codes go in report order: a code
+/// whose verdict came early waits for the earlier codes' (a dropped code's error verdict comes at
+/// once, while the code before it may still be waiting for its program).
+public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`, `state`, `flushed` guarded by `lock`
+    private struct Waiting {
+        var symbology: String
+        var bytes: [UInt8]
+        var frame: Int
+        var latencyMs: Double
+        var timeMs: Int64
+        var decided: Bool
+        var verdict: String?
+        var credential: ScanCredential? = nil
+    }
+
+    public let link: FleetLink
+    private let wallClockMs: @Sendable () -> Int64
+    private let lock = Lock()
+    private var waiting: [(number: UInt64, scan: Waiting)] = []
+    private var reportedCount: UInt64 = 0
+    private var state: KioskState
+    private var flushed = false
+
+    public init(link: FleetLink, torchOn: Bool?, wallClockMs: @escaping @Sendable () -> Int64) {
+        self.link = link
+        self.wallClockMs = wallClockMs
+        state = KioskState(torchOn: torchOn, cameraOK: true, lastScanMs: nil)
+        link.publishState(state)
+    }
+
+    /// A code was reported. Without verdicts it goes at once (nil is returned); with them the
+    /// returned closure is to be called once with the verdict's result (from any thread).
+    public func reported(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool)
+        -> (@Sendable (String) -> Void)? {
+        let number = enqueue(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, awaitsVerdict: awaitsVerdict)
+        guard awaitsVerdict else { return nil }
+        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
+    }
+
+    /// The code in line; its number.
+    private func enqueue(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool) -> UInt64 {
+        let now = wallClockMs()
+        let scan = Waiting(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, timeMs: now,
+                           decided: !awaitsVerdict, verdict: nil)
+        let number: UInt64 = lock.withLock {
+            reportedCount += 1
+            waiting.append((reportedCount, scan))
+            state.lastScanMs = now
+            return reportedCount
+        }
+        sendReady()
+        link.publishState(lock.withLock { state })
+        return number
+    }
+
+    // issue 21
+    /// A credential was reported: its message carries no payload and waits for the verdict and
+    /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
+    public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
+        let number = enqueue(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)
+        return { [weak self] verdict, credential in
+            guard let self else { return }
+            lock.withLock {
+                if let i = waiting.firstIndex(where: { $0.number == number }) { waiting[i].scan.credential = credential }
+            }
+            decided(number, verdict: verdict)
+        }
+    }
+
+    /// The torch went on or off (nil: no torch).
+    public func torch(on: Bool?) { change { $0.torchOn = on } }
+
+    /// The camera was lost (false) or is back (true).
+    public func camera(ok: Bool) { change { $0.cameraOK = ok } }
+
+    /// issue 35: the site bundle in force and the newest refused (nil: no site key).
+    public func bundle(_ standing: KioskState.BundleStanding?) { change { $0.bundle = standing } }
+
+    // issue 25: the door's state and alarms (DoorFleet), from the door's thread.
+    public func door(_ state: String) { link.publishDoor(state) }
+    public func alarm(_ event: String, state: String?) {
+        link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
+    }
+    public func tamper(_ active: Bool) { change { $0.tamper = active } }
+    public func mode(_ json: String) { link.publishMode(json) }
+
+    /// On every way out: the codes still waiting for a verdict go without one, in order; later
+    /// verdicts do nothing.
+    public func flush() {
+        lock.withLock {
+            flushed = true
+            for w in waiting { send(w.scan) }
+            waiting.removeAll()
+        }
+    }
+
+    /// Codes reported and not yet handed to the link (waiting for a verdict).
+    public var waitingCount: Int { lock.withLock { waiting.count } }
+
+    private func decided(_ number: UInt64, verdict: String) {
+        let known = lock.withLock { () -> Bool in
+            guard !flushed, let i = waiting.firstIndex(where: { $0.number == number }) else { return false }
+            waiting[i].scan.decided = true
+            waiting[i].scan.verdict = verdict
+            return true
+        }
+        if known { sendReady() }
+    }
+
+    /// Hands the decided codes at the head of the line to the link, in order. Under the lock so
+    /// that two threads (the frame loop, a verdict) cannot hand them over out of order; the link
+    /// only queues them.
+    private func sendReady() {
+        lock.withLock {
+            while let first = waiting.first, first.scan.decided {
+                waiting.removeFirst()
+                send(first.scan)
+            }
+        }
+    }
+
+    private func send(_ s: Waiting) {
+        link.publishScan(symbology: s.symbology, bytes: s.bytes, frame: s.frame, latencyMs: s.latencyMs, verdict: s.verdict, timeMs: s.timeMs,
+                         credential: s.credential)
+    }
+
+    private func change(_ body: (inout KioskState) -> Void) {
+        let changed: KioskState? = lock.withLock {
+            var next = state
+            body(&next)
+            guard next != state else { return nil }
+            state = next
+            return next
+        }
+        if let changed { link.publishState(changed) }
+    }
+}
