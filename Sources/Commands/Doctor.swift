@@ -23,7 +23,7 @@ public struct Doctor {
 
     public var configuration: Configuration
     /// Opens the camera the configuration names (tests pass a fake).
-    public var makeSource: (Configuration) -> FrameSource = KioskCommand.makeSource
+    public var makeSource: (Configuration) -> FrameSource = KioskService.makeSource
     /// Opens a GPIO chip by name for inspection.
     public var openChip: (String) throws -> GPIOChipInspector = { try LibgpiodChip($0) }
     /// The groups the process is in, and whether it is root.

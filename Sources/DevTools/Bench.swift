@@ -151,7 +151,7 @@ public enum Bench {
                                       extraPasses: ExtraPass.kept.filter { $0 != .zxing }, density: 1)
         let estimator = BrightnessEstimator()
         var kioskFirst: [String: Int] = [:], baselineFirst: [String: Int] = [:]
-        service.onReport = { symbol, frame in
+        service.observe().onReport = { symbol, frame in
             let key = symbol.text ?? ""
             if kioskFirst[key] == nil { kioskFirst[key] = Int(frame.sequence) }
         }

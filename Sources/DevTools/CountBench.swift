@@ -91,7 +91,7 @@ public enum CountBench {
         let service = ScanService(configuration: config, source: workload.scene, door: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), clock: clock, decodeDensity: DecodePipeline.defaultDensity)
         var reads: [String] = []
-        service.onReport = { symbol, frame in
+        service.observe().onReport = { symbol, frame in
             reads.append("read \(frame.sequence) \(symbol.symbology.rawValue) \(symbol.text ?? "-")")
         }
         let size = workload.width * workload.height

@@ -185,7 +185,7 @@ public enum ScreenBench {
         let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
                                   stop: StopSignal(), clock: clock, attempts: attempts)
         var first: Int?
-        service.onReport = { symbol, frame in
+        service.observe().onReport = { symbol, frame in
             if first == nil, symbol.text == ScreenScenes.payload { first = Int(frame.sequence) }
         }
         _ = try scene.open()

@@ -73,3 +73,10 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
         LogLine.render(level, event, fields, format: format, priorityPrefix: priorityPrefix)
     }
 }
+
+extension Logger {
+    /// The one `config_error` line: the variable, the value given and what it accepts.
+    public func configError(_ e: ConfigError) {
+        error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
+    }
+}

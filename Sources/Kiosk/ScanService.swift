@@ -39,16 +39,13 @@ public final class ScanService {
     let source: FrameSource
     let logger: Logger
     let stop: StopSignal
-    /// The buzzer's patterns, the LEDs, the strike and Wiegand; nil: none of them.
-    let door: DoorReader?
-    let hook: ScanHook?
+    /// Reports each code that is news (the door, the program, the broker, the verifier).
+    let reporter: CodeReporter
     let torch: Torch?
     let notifier: ServiceNotifier?
     let stats: StatsReporter?
-    /// The building's broker (issue 17); nil: none configured.
-    let fleet: FleetReporter?
-    /// The credential verifier (issue 21, `KIOSK_VERDICT=credentials`); nil: not in that mode.
-    let credentials: CredentialWorker?
+    /// The features that hear the loop, in order: the door first (`ScanListener`).
+    public private(set) var listeners: [ScanListener]
     let clock: Clock
     let processStartNs: UInt64
     public var backoff = Backoff()
@@ -56,21 +53,6 @@ public final class ScanService {
     public var startupRetryNs: UInt64 = 30_000_000_000
     /// No frame for this long and the camera counts as lost: a few frame intervals, at least 2 s.
     public var stallNs: UInt64
-    /// Called when the camera is lost, before it is closed (after the torch has gone off and the
-    /// strike shut): other outputs that must not stay on go off here.
-    public var onCameraLost: () -> Void = {}
-    /// issue 25: the door's inputs, whose counters `stats` and the metrics file show.
-    public var doorWatch: DoorWatch?
-    /// Called for each reported code after it is logged (the demo counts them; tests watch them).
-    public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
-    /// Called at the end of a replay, after the door reader settled (issue 22: the OSDP reader
-    /// lets its controller poll the last reads).
-    public var onSourceEnded: () -> Void = {}
-    /// Called with each credential's outcome, on the verifier's thread, after the door has it.
-    public var onCredential: @Sendable (CredentialOutcome) -> Void = { _ in }
-    /// Called after each processed frame with the number of frames so far.
-    public var onFrame: (Int) -> Void = { _ in }
-
     /// The decode gate and the zbar worker thread (DecodePipeline.swift).
     public let decoding: DecodePipeline
     private let estimator = BrightnessEstimator()
@@ -92,22 +74,21 @@ public final class ScanService {
     public private(set) var reopenings = 0
 
     /// Longest payload the log shows; the full length is logged beside it.
-    public static let loggedPayloadLimit = 512
-
     public init(configuration: Configuration, source: FrameSource, door: DoorReader?, hook: ScanHook? = nil,
                 torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil,
-                credentials: CredentialWorker? = nil, logger: Logger,
+                credentials: CredentialWorker? = nil, listeners: [ScanListener] = [], logger: Logger,
                 stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
                 decodeDensity: Int = DecodePipeline.defaultDensity, attempts: [Attempt] = Attempt.kept) {
         self.notifier = notifier
         self.stats = stats
-        self.fleet = fleet
-        self.credentials = credentials
         self.configuration = configuration
         self.source = source
-        self.door = door
-        self.hook = hook
         self.torch = torch
+        // The door first: its outputs go off before anyone else hears of a stop or a lost camera.
+        let features: [ScanListener?] = [door, hook, fleet]
+        self.listeners = features.compactMap { $0 } + listeners
+        reporter = CodeReporter(door: door, hook: hook, fleet: fleet, credentials: credentials, logger: logger, clock: clock)
+        reporter.listeners = self.listeners
         self.logger = logger
         self.stop = stop
         self.clock = clock
@@ -140,11 +121,15 @@ public final class ScanService {
         return reason
     }
 
+    /// Adds a feature that hears the loop, after those given at the start (before `run`).
+    public func listen(_ listener: ScanListener) {
+        listeners.append(listener)
+        reporter.listeners = listeners
+    }
+
     /// On every way out: the outputs inactive (the strike shut) before the service says it stops.
     private func finishing(because why: String) {
-        door?.shutDown()
-        // The codes still waiting for a verdict go to the broker without one: none is lost.
-        fleet?.flush()
+        for listener in listeners { listener.loopEnding() }
         notifier?.notify("STOPPING=1\nSTATUS=stopping (\(why))")
         stats?.finish(snapshot())
     }
@@ -154,8 +139,9 @@ public final class ScanService {
         while true {
             if stop.requested != nil { return stopping() }
             if let stats, stats.isDue(at: clock.now()) {
-                let fields = stats.report(snapshot())
-                if let fleet, let fields { fleet.link.publishStats(StatsMessage.json(fields)) }
+                if let fields = stats.report(snapshot()) {
+                    for listener in listeners { listener.statsReported(fields) }
+                }
             }
             let wait: FrameWait
             do {
@@ -176,9 +162,7 @@ public final class ScanService {
                 decoding.finish { admit($0, $1) }
                 // The last codes' verdicts and sounds, before the outputs are shut; then the
                 // programs told of them (credentials mode) hear them.
-                door?.settle(unless: stop)
-                hook?.settle(unless: stop)
-                onSourceEnded()
+                for listener in listeners { listener.sourceEnded(unless: stop) }
                 return .sourceEnded
             case .frame(let frame):
                 lastFrameNs = clock.now()
@@ -189,14 +173,14 @@ public final class ScanService {
 
     private func stopping() -> StopReason { .signal(stop.requested ?? "stop") }
 
-    /// The torch's switches the fleet has been told of.
+    /// The torch's switches the listeners have been told of.
     private var torchChangesSeen = 0
 
-    /// Tells the fleet of a torch switch (a counter compare a frame; the link hears only changes).
-    private func fleetSeesTorch() {
-        guard let fleet, let torch, torch.changes != torchChangesSeen else { return }
+    /// Tells the listeners of a torch switch (a counter compare a frame; they hear only changes).
+    private func listenersSeeTorch() {
+        guard let torch, torch.changes != torchChangesSeen else { return }
         torchChangesSeen = torch.changes
-        fleet.torch(on: torch.isOn)
+        for listener in listeners { listener.torchSwitched(on: torch.isOn) }
     }
 
     /// The figures for `stats` and the metrics file.
@@ -210,8 +194,7 @@ public final class ScanService {
         s.torchOn = torch?.isOn
         s.cpuNs = processCPUNanoseconds()
         s.atNs = clock.now()
-        s.fleet = fleet?.link.figures
-        s.door = doorWatch?.counters
+        for listener in listeners { listener.contribute(to: &s) }
         return s
     }
 
@@ -255,10 +238,8 @@ public final class ScanService {
         logger.warning("camera_lost", ["error": .text(error)])
         notifier?.notify("STATUS=camera lost (\(error)); reopening")
         torch?.forceOff(at: lastTimestampNs, reason: "camera lost")
-        fleetSeesTorch()
-        fleet?.camera(ok: false)
-        door?.cameraLost()
-        onCameraLost()
+        listenersSeeTorch()
+        for listener in listeners { listener.cameraChanged(ok: false) }
         skippedBefore += source.skippedFrames
         source.close()
         let lostAt = clock.now()
@@ -274,8 +255,8 @@ public final class ScanService {
                 // first frame rather than compare it with the last frame of the old one.
                 decoding.resetGate()
                 torch?.resume(at: lastTimestampNs)
-                fleetSeesTorch()
-                fleet?.camera(ok: true)
+                listenersSeeTorch()
+                for listener in listeners { listener.cameraChanged(ok: true) }
                 logger.log(.info, "camera_reopen", fields: [("attempt", .int(attempt)), ("ms", .ms(Double(clock.now() - lostAt) / 1e6))] + cameraFields(camera))
                 controlsLogged = nil
                 logControls()
@@ -319,7 +300,7 @@ public final class ScanService {
         let ambient = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
         brightness = ambient
         torch?.observe(brightness: ambient, at: frame.timestampNs)
-        fleetSeesTorch()
+        listenersSeeTorch()
         let roi = sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view)
         if frames == 1 {
             logControls()
@@ -343,7 +324,7 @@ public final class ScanService {
                 notifier.notify("STATUS=\(statusLine)")
             }
         }
-        onFrame(frames)
+        for listener in listeners { listener.frameProcessed(frames) }
     }
 
     /// The repeat filter, then a report for each code that is news. The frame is the one decoded,
@@ -351,142 +332,11 @@ public final class ScanService {
     @discardableResult
     private func admit(_ symbols: [DecodedSymbol], _ frame: Frame) -> Bool {
         let news = repeatFilter.admit(symbols, at: frame.timestampNs)
-        for symbol in news { report(symbol, frame: frame) }
+        for symbol in news {
+            decoded += 1
+            reporter.report(symbol, frame: frame, latencyMs: Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6)
+        }
         return !news.isEmpty
-    }
-
-    /// The `scan` event's fields for a code shown as it is (not a credential).
-    private func plainScanFields(_ symbol: DecodedSymbol) -> [(String, LogValue)] {
-        var fields: [(String, LogValue)] = [("symbology", .text(symbol.symbology.displayName))]
-        // The text (UTF-8, Shift-JIS or ISO-8859-1 made UTF-8); a payload that is not text is
-        // shown as its escaped bytes in `data` and also as hex in `data_hex`.
-        let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
-        if payload.count > ScanService.loggedPayloadLimit {
-            // A stranger's 3 kB QR code must not flood the journal: the start, and how long it
-            // was, in the bytes `data` shows (UTF-8 for text), cut between two characters.
-            let cut = symbol.text == nil ? ScanService.loggedPayloadLimit
-                : PayloadBytes.utf8Boundary(in: payload, atMost: ScanService.loggedPayloadLimit)
-            fields += [("data", .bytes(Array(payload.prefix(cut)))),
-                       ("truncated", .bool(true)), ("length", .int(payload.count))]
-        } else {
-            fields.append(("data", .bytes(payload)))
-        }
-        if symbol.text == nil, let hex = symbol.hex {
-            fields.append(("data_hex", .text(String(hex.prefix(2 * ScanService.loggedPayloadLimit)))))
-        }
-        return fields
-    }
-
-    // issue 21
-    /// A signed credential, rotating code or event ticket: the read pattern and the verdict's wait at once, the
-    /// verification on the verifier's thread; the `scan` event, the `credential` event, the
-    /// door, the broker and the program hear its outcome there, none of them its token.
-    private func reportCredential(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double, worker: CredentialWorker) {
-        let symbology = symbol.symbology.displayName
-        let sequence = frame.sequence
-        let toFleet = fleet?.reportedCredential(symbology: symbology, frame: Int(sequence), latencyMs: max(0, latencyMs))
-        let outcomeBox = OutcomeBox()
-        var onVerdict: (@Sendable (Verdict) -> Void)?
-        if let toFleet {
-            onVerdict = { verdict in
-                let o = outcomeBox.value
-                toFleet(verdict.result.rawValue, ScanCredential(subject: o?.sub, hash: o?.hash ?? "", reason: o?.reason.rawValue ?? verdict.reason))
-            }
-        }
-        let wait = door?.reported(symbology: symbology, payload: [], frame: sequence, onVerdict: onVerdict)
-        let (logger, hook, clock, onCredential) = (self.logger, self.hook, self.clock, self.onCredential)
-        let accepted = worker.submit(symbol.bytes) { o in
-            outcomeBox.value = o
-            var scan: [(String, LogValue)] = [("symbology", .text(symbology))]
-            if let sub = o.sub { scan.append(("credential", .text(sub))) }
-            scan += [("hash", .text(o.hash)), ("frame", .int(Int(sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
-            logger.log(.info, "scan", fields: scan)
-            ScanService.logCredential(o, logger)
-            // The program is told, never asked: one logfmt line instead of the token. Queued
-            // before the verdict is given, so that a replay's end, which waits for the verdicts
-            // and then for the program's queue, finds it there.
-            hook?.submit(symbology: symbology, payload: Array(ScanService.credentialLine(o).utf8), extra: [
-                "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
-                "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
-            ])
-            wait?.give(Verdict(result: o.granted ? .granted : .denied, reason: o.reason.rawValue, elapsedNs: 0, subject: o.sub), at: clock.now())
-            onCredential(o)
-        }
-        if !accepted {
-            logger.warning("credential_dropped", ["reason": "the verifier's queue is full", "frame": .int(Int(sequence))])
-            wait?.give(Verdict(result: .error, reason: "verifier busy", elapsedNs: 0), at: clock.now())
-        }
-        onReport(symbol, frame)
-    }
-
-    /// Credentials mode with no `KIOSK_ON_SCAN`: a code that is no credential is denied.
-    private func reportNotACredential(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
-        let symbology = symbol.symbology.displayName
-        logger.log(.info, "scan", fields: plainScanFields(symbol) + [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))])
-        let outcome = CredentialOutcome(kind: .none, reason: .notACredential, hash: CredentialVerifier.shortHash(symbol.bytes))
-        ScanService.logCredential(outcome, logger)
-        let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence), latencyMs: max(0, latencyMs),
-                                      awaitsVerdict: true)
-        var onVerdict: (@Sendable (Verdict) -> Void)?
-        if let toFleet { onVerdict = { toFleet($0.result.rawValue) } }
-        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
-        wait?.give(Verdict(result: .denied, reason: CredentialReason.notACredential.rawValue, elapsedNs: 0), at: clock.now())
-        onReport(symbol, frame)
-    }
-
-    static func logCredential(_ o: CredentialOutcome, _ logger: Logger) {
-        var fields: [(String, LogValue)] = [("result", .text(o.granted ? "granted" : "denied")), ("reason", .text(o.reason.rawValue))]
-        if let kid = o.kid { fields.append(("kid", .text(kid))) }
-        if let iss = o.iss { fields.append(("iss", .text(iss))) }
-        if let sub = o.sub { fields.append(("sub", .text(sub))) }
-        if let cti = o.cti { fields.append(("cti", .text(cti))) }
-        if let exp = o.exp { fields.append(("exp", .int(Int(exp)))) }
-        if let v = o.variation { fields.append(("variation", .text(String(v)))) }
-        if let s = o.subevent { fields.append(("subevent", .text(String(s)))) }
-        fields.append(("hash", .text(o.hash)))
-        logger.log(.info, "credential", fields: fields)
-    }
-
-    /// What the `KIOSK_ON_SCAN` program reads for a credential: the `credential` event's fields.
-    static func credentialLine(_ o: CredentialOutcome) -> String {
-        var parts = ["result=\(o.granted ? "granted" : "denied")", "reason=\(LogEscape.logfmt(.text(o.reason.rawValue)))"]
-        for (k, v) in [("kid", o.kid), ("iss", o.iss), ("sub", o.sub), ("cti", o.cti), ("exp", o.exp.map(String.init)),
-                       ("variation", o.variation.map(String.init)), ("subevent", o.subevent.map(String.init))] {
-            if let v { parts.append("\(k)=\(LogEscape.logfmt(.text(v)))") }
-        }
-        parts.append("hash=\(o.hash)")
-        return parts.joined(separator: " ") + "\n"
-    }
-
-    private func report(_ symbol: DecodedSymbol, frame: Frame) {
-        decoded += 1
-        let latencyMs = Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6
-        // issue 21: a credential never reaches the log, the broker or the program as itself.
-        if let credentials {
-            switch CredentialKind.of(symbol.bytes, signedPrefix: credentials.verifier.prefix) {
-            case .signed, .rotating, .ticket:
-                return reportCredential(symbol, frame: frame, latencyMs: latencyMs, worker: credentials)
-            case .none where hook == nil:
-                return reportNotACredential(symbol, frame: frame, latencyMs: latencyMs)
-            case .none:
-                break  // the KIOSK_ON_SCAN program decides, as in hook mode
-            }
-        }
-        var fields = plainScanFields(symbol)
-        fields += [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(max(0, latencyMs)))]
-        logger.log(.info, "scan", fields: fields)
-        let symbology = symbol.symbology.displayName
-        // To the building's broker: at once, or with verdicts on once the verdict is known.
-        let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence),
-                                      latencyMs: max(0, latencyMs), awaitsVerdict: door.map { $0.mode != .none } ?? false)
-        var onVerdict: (@Sendable (Verdict) -> Void)?
-        if let toFleet { onVerdict = { verdict in toFleet(verdict.result.rawValue) } }
-        let wait = door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
-        // The exact bytes of the symbol (a Shift-JIS QR code stays Shift-JIS), as promised.
-        var onEnd: ScanHook.OnEnd?
-        if let wait { onEnd = { end, atNs in wait.programEnded(end, at: atNs) } }
-        hook?.submit(symbology: symbology, payload: symbol.bytes, onEnd: onEnd)
-        onReport(symbol, frame)
     }
 
     /// The upright ROI in the sensor pixels of a frame of this size that shows `view` of the
@@ -500,15 +350,5 @@ public final class ScanService {
         if view != .whole { fields.append(("view", .text(view.description))) }
         logger.log(.debug, "roi", fields: fields)
         return rect
-    }
-}
-
-/// The verifier's outcome, for the broker's message when the verdict comes (issue 21).
-final class OutcomeBox: @unchecked Sendable {  // `stored` guarded by `lock`
-    private let lock = Lock()
-    private var stored: CredentialOutcome?
-    var value: CredentialOutcome? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

@@ -47,8 +47,8 @@ final class CameraAtTheDoorTests: XCTestCase {
         let svc = ScanService(configuration: config, source: scene, door: nil, torch: torch, logger: logger, stop: StopSignal(),
                               clock: ManualClock())
         var scans: [String] = []
-        svc.onReport = { symbol, _ in scans.append(symbol.text ?? "") }
-        svc.onFrame = { frame = $0 }
+        svc.observe().onReport = { symbol, _ in scans.append(symbol.text ?? "") }
+        svc.observe().onFrame = { frame = $0 }
         _ = try svc.run()
         let torchLines = lines.all.filter { $0.contains("event=torch ") }
         XCTAssertEqual(torchLines.count, switches.count)

@@ -195,8 +195,8 @@ final class DoorReaderTests: XCTestCase {
                               logger: r.logger, stop: StopSignal(), clock: ManualClock())
         var reportedAt: Int?
         var framesWhilePending = 0
-        svc.onReport = { _, _ in reportedAt = svc.frames }
-        svc.onFrame = { n in
+        svc.observe().onReport = { _, _ in reportedAt = svc.frames }
+        svc.observe().onFrame = { n in
             guard let at = reportedAt, n > at else { return }
             if r.reader.verdicts(.error) == 0 && r.lines.of("verdict").isEmpty { framesWhilePending += 1 }
         }
@@ -297,7 +297,7 @@ final class DoorReaderTests: XCTestCase {
         let svc = ScanService(configuration: hookConfiguration(), source: source, door: r.reader, logger: r.logger, stop: StopSignal(),
                               clock: serviceClock)
         var doorWhenLost: [[Int]] = []
-        svc.onCameraLost = { doorWhenLost = r.timeline.msLevels(offset: self.doorLine) }
+        svc.observe().onCameraLost = { doorWhenLost = r.timeline.msLevels(offset: self.doorLine) }
         XCTAssertEqual(try svc.run(), .sourceEnded)
         XCTAssertEqual(doorWhenLost, [[0, 0], [100, 1], [250, 0]], "shut at once, before the camera is closed")
         XCTAssertEqual(r.lines.of("door").map { [$0["state"]!, $0["reason"] ?? "-"] }, [["open", "-"], ["closed", "camera_lost"]])

@@ -103,7 +103,7 @@ final class ReliabilityTests: XCTestCase {
         let source = FaultySource(script: [.frames(5), .fail(enodev), .frames(5)], clock: clock)
         let (svc, lines) = service(source, clock: clock)
         var lostCalls = 0
-        svc.onCameraLost = { lostCalls += 1; XCTAssertTrue(source.isOpen, "outputs go off before the camera is closed") }
+        svc.observe().onCameraLost = { lostCalls += 1; XCTAssertTrue(source.isOpen, "outputs go off before the camera is closed") }
         // The device comes back on the 4th attempt.
         source.openFailures = []
         var failuresLeft = 3
@@ -206,8 +206,8 @@ final class ReliabilityTests: XCTestCase {
         let stop = StopSignal()
         let (svc, lines) = service(camera, clock: clock, stop: stop)
         var frames = 0
-        svc.onCameraLost = { XCTAssertEqual(frames, 3) }
-        svc.onFrame = FrameCounter(stop: stop, limit: 10) { frames = $0 }.count
+        svc.observe().onCameraLost = { XCTAssertEqual(frames, 3) }
+        svc.observe().onFrame = FrameCounter(stop: stop, limit: 10) { frames = $0 }.count
         XCTAssertEqual(try svc.run(), .signal("enough"))
         XCTAssertEqual(lines.of("camera_lost").count, 1)
         XCTAssertTrue(lines.of("camera_lost")[0]["error"]?.contains("errno 5") ?? false, "\(lines.all)")
@@ -224,7 +224,7 @@ final class ReliabilityTests: XCTestCase {
         let clock = ManualClock()
         let stop = StopSignal()
         let (svc, lines) = service(camera, clock: clock, stop: stop)
-        svc.onFrame = FrameCounter(stop: stop, limit: 60) { _ in }.count
+        svc.observe().onFrame = FrameCounter(stop: stop, limit: 60) { _ in }.count
         XCTAssertEqual(try svc.run(), .signal("enough"))
         XCTAssertEqual(lines.of("camera_lost").count, 0, "\(lines.all.prefix(5))")
         XCTAssertEqual(svc.frames, 60)
@@ -241,12 +241,12 @@ final class ReliabilityTests: XCTestCase {
         let fdsBefore = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
         let mapsBefore = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).split(separator: "\n").count
         var lost = 0
-        svc.onFrame = { n in
+        svc.observe().onFrame = { n in
             // Every third frame the device is unplugged (ENODEV on the next DQBUF).
             if n % 3 == 0 { device.fail(.dequeueBuffer, errno: ENODEV, onCall: device.calls(.dequeueBuffer) + 1) }
             if n >= 300 { stop.request("enough") }
         }
-        svc.onCameraLost = { lost += 1 }
+        svc.observe().onCameraLost = { lost += 1 }
         XCTAssertEqual(try svc.run(), .signal("enough"))
         XCTAssertGreaterThanOrEqual(lost, 99)
         XCTAssertEqual(device.openFds, [])
@@ -318,7 +318,7 @@ final class ReliabilityTests: XCTestCase {
         let svc = ScanService(configuration: config, source: camera, door: nil, logger: Logger(level: .debug) { lines.all.append($0) },
                               stop: StopSignal(), clock: clock)
         var reported: [(String, UInt64)] = []
-        svc.onReport = { symbol, frame in reported.append((symbol.text ?? "", frame.sequence)) }
+        svc.observe().onReport = { symbol, frame in reported.append((symbol.text ?? "", frame.sequence)) }
         _ = try camera.open()
         for _ in 0..<4 {  // the decodes are waited for: each frame's codes are reported on it
             guard case .frame(let f) = try camera.nextFrame(timeoutMs: 100) else { return XCTFail("no frame") }

@@ -45,7 +45,7 @@ final class SafetyNetTests: XCTestCase {
                               clock: ManualClock())
         var first: Int?
         let shownAt = self.shownAt
-        svc.onReport = { symbol, frame in
+        svc.observe().onReport = { symbol, frame in
             if first == nil, symbol.text == text { first = Int(frame.sequence) - shownAt }
         }
         _ = try svc.run()

@@ -53,7 +53,7 @@ final class ScanServiceTests: XCTestCase {
             let chip = FakeChip(), clock = ManualClock(startNs: 0)
             let (svc, lines) = try service(scene(steps, duration: 11, mount: mount), config: config, chip: chip, clock: clock)
             var reportedFrames: [UInt64] = []
-            svc.onReport = { _, frame in
+            svc.observe().onReport = { _, frame in
                 reportedFrames.append(frame.sequence)
                 clock.advance(byMs: 200)  // let each beep finish
             }

@@ -31,7 +31,7 @@ final class ScreenTests: XCTestCase {
                               clock: ManualClock(), attempts: attempts)
         var first: Int?, reports = 0
         let before = self.before
-        svc.onReport = { symbol, frame in
+        svc.observe().onReport = { symbol, frame in
             guard symbol.text == ScreenScenes.payload else { return }
             reports += 1
             if first == nil { first = Int(frame.sequence) - before }

@@ -100,8 +100,8 @@ final class SoakTests: XCTestCase {
                               logger: logger, stop: StopSignal(), clock: clock)
         var warm = (rss: 0, fds: 0)
         var peak = 0
-        svc.onReport = { _, _ in reports += 1 }
-        svc.onFrame = { n in
+        svc.observe().onReport = { _, _ in reports += 1 }
+        svc.observe().onFrame = { n in
             if n == 10_000 {
                 while !hook.isIdle { usleep(1000) }
                 warm = (Self.residentBytes(), Self.descriptors())

@@ -50,7 +50,7 @@ final class TorchTests: XCTestCase {
         let svc = ScanService(configuration: config, source: source, door: nil, torch: torch,
                               logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
         var brightness: [Double] = []
-        svc.onFrame = { n in
+        svc.observe().onFrame = { n in
             time = Double(n) / 10
             brightness.append(svc.brightness ?? -1)
         }

@@ -57,7 +57,7 @@ enum Aim {
             return KioskCommand.usageError("aim takes [--json] [--seconds N] [--sweep] (N: seconds, above 0)")
         }
         guard let (config, _) = KioskCommand.readConfiguration(environment) else { return ExitStatus.config }
-        let source = KioskCommand.makeSource(config)
+        let source = KioskService.makeSource(config)
         do {
             _ = try source.open()
         } catch {

@@ -22,7 +22,7 @@ enum Snapshot {
         }
         guard files.count == 1, let path = files.first else { return KioskCommand.usageError("snapshot needs one FILE.png") }
         guard let (config, _) = KioskCommand.readConfiguration(environment) else { return ExitStatus.config }
-        let source = KioskCommand.makeSource(config)
+        let source = KioskService.makeSource(config)
         do {
             _ = try source.open()
         } catch {
@@ -90,10 +90,6 @@ enum Snapshot {
         for y in 0..<luma.height { for x in 0..<luma.width { out[x, y] = luma[x, y] } }
         return out
     }
-}
-
-extension CameraSetting {
-    var isReplay: Bool { if case .replay = self { return true } else { return false } }
 }
 
 extension GrayImage {

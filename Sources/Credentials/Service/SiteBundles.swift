@@ -44,7 +44,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
         do {
             key = try SiteKey(path: path)
         } catch {
-            logger.error("config_error", ["var": "KIOSK_SITE_KEY", "value": .text(path), "expected": .text("the site's public key, a PEM file (EC P-256 or Ed25519): \(error)")])
+            logger.configError(ConfigError(variable: "KIOSK_SITE_KEY", value: path, expected: "the site's public key, a PEM file (EC P-256 or Ed25519): \(error)"))
             return nil
         }
         configuration = c

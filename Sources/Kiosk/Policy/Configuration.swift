@@ -2,6 +2,8 @@
 
 /// Where the frames come from.
 public enum CameraSetting: Equatable, CustomStringConvertible {
+    /// Image files, not a camera: frames come as fast as they are taken.
+    public var isReplay: Bool { if case .replay = self { return true } else { return false } }
     case device(String)
     case replay(folder: String)
     /// A camera through libcamera (a Raspberry Pi Camera Module): "" for the first one libcamera

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import Kiosk
 import OSDP
 import Platform
 import Policy

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
 import Reader
-import Kiosk
 import Policy
 import Systemd
 import Scene
@@ -64,5 +63,25 @@ enum DemoScene {
         ]
         return ScriptedScene(steps: steps, duration: duration, fps: fps, uprightWidth: 640, uprightHeight: 480,
                              mount: mount, realTime: realTime, lighting: lighting, lens: SimulatedLens(), cameraSettings: cameraSettings)
+    }
+}
+/// Counts what the demo reported, to say at the end whether the scene went as narrated.
+final class ScriptedSceneHandle: ScanListener {
+    private var inside = 0
+    private var outside = 0
+
+    func codeReported(_ symbol: DecodedSymbol, frame: Frame) {
+        if [DemoScene.codeInsideROI, DemoScene.codeUnderTorch, DemoScene.codeOnPhone].contains(symbol.text) { inside += 1 }
+        if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
+    }
+
+    func judge(logger: Logger, reopenings: Int, torchChanges: Int, screenLooks: Int) -> Int32 {
+        let pass = inside == DemoScene.expectedScans && outside == 0 && reopenings == 1 && torchChanges == 2 && screenLooks == 1
+        logger.log(pass ? .info : .error, "demo_result", [
+            "result": pass ? "pass" : "fail", "expected_scans": .int(DemoScene.expectedScans),
+            "scans": .int(inside), "outside_roi_scans": .int(outside), "camera_reopens": .int(reopenings),
+            "torch_changes": .int(torchChanges), "screen_looks": .int(screenLooks),
+        ])
+        return pass ? ExitStatus.ok : ExitStatus.failure
     }
 }

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
+import Camera
+import Credentials
 import Glibc
-import Kiosk
 import OSDP
 import Platform
 import Policy
+import Reader
 
 /// The kiosk as the access controller's OSDP reader (issue 22), wired: the key and the kept bus
 /// settings (`OSDPStore`), the link's thread (`OSDPLink`), the controller's commands on the lines
@@ -13,13 +15,15 @@ import Policy
 /// (`reported(payload:)`, or `report(_:)` with a card read made elsewhere: in credentials mode
 /// the credential's subject, never its token); its osdp_LED, osdp_BUZ and osdp_OUT drive the
 /// LEDs, the buzzer and the strike.
-final class OSDPReader: @unchecked Sendable {
+public final class OSDPReader: @unchecked Sendable {
     let link: OSDPLink
     let lines: OSDPLines
     let format: OSDPCardFormat
     let facility: Int
     let logger: Logger
     let statusFile: String?
+    /// In credentials mode a payload is a token: only a granted credential's subject goes.
+    let sendsCodes: Bool
     private var errorLimit = RateLimit(intervalNs: 1_000_000_000)
     private let lock = Lock()
 
@@ -32,7 +36,7 @@ final class OSDPReader: @unchecked Sendable {
 
     /// The serial number in PDID and the Secure Channel's cUID: from /etc/machine-id, so that it
     /// stays the same across restarts and differs between kiosks.
-    static func serialNumber() -> UInt32 {
+    public static func serialNumber() -> UInt32 {
         guard let bytes = readFile("/etc/machine-id", limit: 64), bytes.count >= 8 else { return 1 }
         var v: UInt32 = 0
         for c in bytes.prefix(8) {
@@ -42,7 +46,7 @@ final class OSDPReader: @unchecked Sendable {
         return v
     }
 
-    static func hexDigit(_ c: UInt8) -> UInt8? {
+    public static func hexDigit(_ c: UInt8) -> UInt8? {
         switch c {
         case 0x30...0x39: return c - 0x30
         case 0x61...0x66: return c - 0x61 + 10
@@ -51,7 +55,7 @@ final class OSDPReader: @unchecked Sendable {
         }
     }
 
-    static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+    public static func readFile(_ path: String, limit: Int) -> [UInt8]? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -62,7 +66,7 @@ final class OSDPReader: @unchecked Sendable {
 
     /// The Secure Channel key and its source, nil for none; a `config_error` when a key file is
     /// no key, or when with no key the kiosk could answer nothing (`kiosk check` and `run` alike).
-    static func key(_ config: Configuration, _ store: OSDPStore) -> Result<(key: [UInt8], source: String)?, ConfigError> {
+    public static func key(_ config: Configuration, _ store: OSDPStore) -> Result<(key: [UInt8], source: String)?, ConfigError> {
         let loaded: (key: [UInt8], source: String)?
         do { loaded = try store.loadKey() } catch {
             return .failure(ConfigError(variable: "KIOSK_OSDP_KEY_FILE", value: config.osdpKeyFile ?? "unset",
@@ -76,7 +80,7 @@ final class OSDPReader: @unchecked Sendable {
     }
 
     /// `kiosk check`'s last line with OSDP: what a sample card becomes, and where the key comes from.
-    static func checkNote(_ config: Configuration, keySource: String?) -> String {
+    public static func checkNote(_ config: Configuration, keySource: String?) -> String {
         let sample: String
         switch config.osdpCardFormat.card(payload: Array("18:36963".utf8), defaultFacility: config.wiegandFacility, at: 0) {
         case .success(let card) where card.format == 1:
@@ -91,7 +95,7 @@ final class OSDPReader: @unchecked Sendable {
         return sample + "; " + key
     }
 
-    static func hexByte(_ b: UInt8) -> String {
+    public static func hexByte(_ b: UInt8) -> String {
         let d = Array("0123456789abcdef")
         return String([d[Int(b >> 4)], d[Int(b & 0xF)]])
     }
@@ -104,7 +108,7 @@ final class OSDPReader: @unchecked Sendable {
 
     /// Where the link's status goes for `kiosk doctor` (`$RUNTIME_DIRECTORY/osdp-status`, in RAM:
     /// rewritten each second); nil without a runtime directory.
-    static func statusPath(_ environment: [String: String]) -> String? {
+    public static func statusPath(_ environment: [String: String]) -> String? {
         environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map { String($0) + "/osdp-status" } }
     }
 
@@ -113,12 +117,13 @@ final class OSDPReader: @unchecked Sendable {
         format = config.osdpCardFormat
         facility = config.wiegandFacility
         statusFile = OSDPReader.statusPath(environment)
+        sendsCodes = config.verdict != .credentials
         let store = OSDPStore(environment: environment, keyFile: config.osdpKeyFile)
         let loaded: (key: [UInt8], source: String)?
         switch OSDPReader.key(config, store) {
         case .success(let k): loaded = k
         case .failure(let e):
-            logger.error("config_error", ["var": .text(e.variable), "value": .text(e.value), "expected": .text(e.expected)])
+            logger.configError(e)
             throw Failure.configuration
         }
         let kept = store.loadComset()
@@ -249,4 +254,16 @@ final class OSDPReader: @unchecked Sendable {
         close(fd)
         rename(tmp, path)
     }
+}
+
+/// The controller hears what the door reads: the code itself, except in credentials mode, where
+/// only a granted credential's subject goes; at a replay's end the last reads are polled.
+extension OSDPReader: ScanListener {
+    public func codeReported(_ symbol: DecodedSymbol, frame: Frame) {
+        if sendsCodes { reported(payload: symbol.bytes) }
+    }
+    public func credentialJudged(_ outcome: CredentialOutcome) {
+        if outcome.granted, let sub = outcome.sub { reported(payload: Array(sub.utf8)) }
+    }
+    public func sourceEnded(unless stop: StopSignal) { settle() }
 }

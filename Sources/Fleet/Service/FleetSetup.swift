@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
-import Kiosk
 import Fleet
 import Platform
 import Policy
@@ -31,25 +30,25 @@ final class BrokerFleetLink: FleetLink {
 
 /// What `run`, `check` and `doctor` make of the MQTT settings: the files they name (read here, at
 /// start: the configuration itself never touches the file system), the spool's folder.
-enum FleetSetup {
+public enum FleetSetup {
     /// The credential `LoadCredential=` gives the password under.
     static let credentialName = "mqtt-password"
 
     /// The spool's folder: `$STATE_DIRECTORY` (systemd's `StateDirectory=kiosk`; the first of a
     /// list), else /var/lib/kiosk.
-    static func spoolDirectory(_ environment: [String: String]) -> String {
+    public static func spoolDirectory(_ environment: [String: String]) -> String {
         let first = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) }
         return first.flatMap { $0.isEmpty ? nil : $0 } ?? "/var/lib/kiosk"
     }
 
     /// Which file holds the password, if any: `KIOSK_MQTT_PASSWORD_FILE`, else systemd's credential.
-    static func passwordFile(_ c: Configuration, _ environment: [String: String]) -> String? {
+    public static func passwordFile(_ c: Configuration, _ environment: [String: String]) -> String? {
         BrokerPassword.file(explicit: c.mqttPasswordFile, credentialsDirectory: environment["CREDENTIALS_DIRECTORY"], name: credentialName)
     }
 
     /// The broker's settings, the password read from its file; or the problems with the files,
     /// as `config_error`s (the password's content is never in them).
-    static func settings(_ c: Configuration, _ environment: [String: String]) -> Result<BrokerSettings, ConfigErrors> {
+    public static func settings(_ c: Configuration, _ environment: [String: String]) -> Result<BrokerSettings, ConfigErrors> {
         guard let address = c.mqttURL else { return .failure(ConfigErrors(list: [])) }
         var errors: [ConfigError] = []
         var password: BrokerPassword?
@@ -80,7 +79,7 @@ enum FleetSetup {
     }
 
     /// The link's events as the log's `mqtt_connected` (info) and `mqtt_disconnected` (warning).
-    static func log(_ event: BrokerEvent, _ logger: Logger) {
+    public static func log(_ event: BrokerEvent, _ logger: Logger) {
         switch event {
         case .connected(let broker):
             logger.info("mqtt_connected", ["broker": .text(broker)])
@@ -92,6 +91,6 @@ enum FleetSetup {
     }
 }
 
-struct ConfigErrors: Error {
-    var list: [ConfigError]
+public struct ConfigErrors: Error {
+    public var list: [ConfigError]
 }

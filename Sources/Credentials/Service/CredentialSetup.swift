@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+import Credentials
+import Crypto
+import Glibc
+import Platform
+import Policy
+
+/// What `run`, `check` and `doctor` make of `KIOSK_VERDICT=credentials`: libcrypto loaded, the
+/// trust directory, revocations and TOTP secrets read, the used-token store opened.
+public enum CredentialSetup {
+    /// The verifier and its worker, or the exit status after the reasons were logged.
+    public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, logger: Logger) -> Result<CredentialWorker, ExitCode> {
+        do {
+            try Crypto.load()
+        } catch {
+            logger.error("credentials_unavailable", ["error": .text(String(describing: error)),
+                                                     "hint": "install libssl3 (libssl3t64 on trixie): OpenSSL's libcrypto checks the signatures"])
+            return .failure(ExitCode(ExitStatus.unavailable))
+        }
+        let (trust, problems) = CredentialFiles.load(c, environment, sources: sources)
+        guard problems.isEmpty else {
+            for p in problems { logger.error("config_error", ["var": .text(p.variable), "value": .text(p.value), "expected": .text(p.reason)]) }
+            return .failure(ExitCode(ExitStatus.config))
+        }
+        let directory = UsedTokenStore.directory(environment)
+        let store = UsedTokenStore(directory: directory)
+        if let damage = store.damage {
+            // Never a silent grant: the one-time credentials and rotating codes are denied until
+            // an operator has looked at the file (and moved it away).
+            logger.warning("credential_store_damaged", ["file": .text(store.path), "error": .text(damage),
+                                                        "hint": "one-time credentials and rotating codes are denied (store full) until the file is repaired or moved away"])
+        } else if let problem = writable(directory) {
+            logger.error("credential_store_unavailable", ["directory": .text(directory), "error": .text(problem),
+                                                          "hint": "the kiosk keeps used one-time credentials there: set STATE_DIRECTORY (systemd's StateDirectory=kiosk does) or make /var/lib/kiosk writable"])
+            return .failure(ExitCode(ExitStatus.unavailable))
+        }
+        let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
+                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"))
+        logReloaded(trust, store: store, logger: logger, reason: "start")
+        return .success(CredentialWorker(verifier: verifier))
+    }
+
+    public struct ExitCode: Error {
+        public let status: Int32
+        init(_ s: Int32) { status = s }
+    }
+
+    /// The reload step (SIGHUP): the files read again; on a problem what was trusted stays.
+    public static func reloadStep(_ c: Configuration, _ environment: [String: String], verifier: CredentialVerifier, logger: Logger,
+                           sources: @escaping @Sendable () -> CredentialSources? = { nil })
+        -> @Sendable () throws -> String {
+        // Read-only after start: the configuration is never changed once the kiosk runs.
+        nonisolated(unsafe) let c = c
+        return {
+            let (trust, problems) = CredentialFiles.load(c, environment, sources: sources())
+            guard problems.isEmpty else {
+                for p in problems {
+                    logger.warning("credentials_reload_failed", ["var": .text(p.variable), "value": .text(p.value), "error": .text(p.reason),
+                                                                 "kept": "the keys, revocations, secrets and rules read before"])
+                }
+                throw CredentialReloadFailure(problems.map { "\($0.variable): \($0.reason)" }.joined(separator: "; "))
+            }
+            verifier.reload(trust)
+            logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
+            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+                + (trust.access.map { " " + $0.summary } ?? "")
+        }
+    }
+
+    public static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
+        logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "ticket_keys": .int(trust.ticketKeys.count), "revoked": .int(trust.revoked.count),
+                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
+                                             "rules": .text(trust.access.map(\.summary) ?? "none")])
+    }
+
+    /// issue 35: where the credentials' files are read (a kept bundle verified again with the site
+    /// key, as `run` does at start), and for `check` and `doctor` what is in force: the bundle
+    /// (nil: none), why a kept one is not used, or why the site key cannot be read.
+    public static func bundleSources(_ c: Configuration, _ environment: [String: String])
+        -> (sources: CredentialSources, bundle: SiteBundleStore.Kept?, problem: String?, keyProblem: String?) {
+        guard let path = c.siteKey else { return (CredentialSources(c), nil, nil, nil) }
+        let key: SiteKey
+        do { key = try SiteKey(path: path) } catch { return (CredentialSources(c), nil, nil, "\(path): \(error)") }
+        let (kept, problem) = SiteBundleStore(directory: UsedTokenStore.directory(environment)).loadKept(key: key)
+        let sources = kept.map { CredentialSources(c, bundle: $0.bundle, folder: $0.folder) } ?? CredentialSources(c)
+        return (sources, kept, problem, nil)
+    }
+
+    /// `kind: path (bundle vN)` or `(configured)`, a line each.
+    public static func inForceLines(_ sources: CredentialSources) -> [String] {
+        sources.inForce.map { "\($0.kind): \($0.path) " + ($0.bundle.map { "(bundle v\($0))" } ?? "(configured)") }
+    }
+
+    /// Why the store's folder cannot take the store's file, or nil when it can.
+    public static func writable(_ directory: String) -> String? {
+        Glibc.access(directory, W_OK) == 0 ? nil : "\(directory): \(Errno.current.message)"
+    }
+}
+
+/// Why a reload kept the credentials read before (its text goes into `reload_failed` and the
+/// `reload` command's answer).
+struct CredentialReloadFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
