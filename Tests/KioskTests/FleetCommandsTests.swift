@@ -8,7 +8,7 @@ import XCTest
 
 /// The building's commands carried out (issue 25): `reload` through the one list SIGHUP uses,
 /// `open` refused without a strike, each answered once and logged.
-final class BuildingCommandsTests: XCTestCase {
+final class FleetCommandsTests: XCTestCase {
     final class Recorder: @unchecked Sendable {
         private let lock = NSLock()
         private var list: [String] = []

@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-final class DoorOutputTests: XCTestCase {
+final class StrikeTests: XCTestCase {
     let strikeLine = 23
 
     final class Changes: @unchecked Sendable {
