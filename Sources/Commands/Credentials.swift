@@ -63,14 +63,14 @@ enum CredentialSetup {
             }
             verifier.reload(trust)
             logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
-            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count) pass_holders=\(trust.holders.count)"
                 + (trust.access.map { " " + $0.summary } ?? "")
         }
     }
 
     static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
         logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "ticket_keys": .int(trust.ticketKeys.count), "revoked": .int(trust.revoked.count),
-                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
+                                             "holders": .int(trust.secrets.count), "pass_holders": .int(trust.holders.count), "store": .int(store.count), "reason": .text(reason),
                                              "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 
@@ -166,6 +166,12 @@ enum CredentialSetup {
         case .success(nil): add(.pass, "revoked", "\(sources.revokedFile) does not exist: nothing revoked")
         case .success(let list?): add(.pass, "revoked", "\(sources.revokedFile): \(list) revoked")
         case .failure(let e): add(.fail, "revoked", "\(e)")
+        }
+        // issue 43: the holders of passes (public keys; each checked on the curve by OpenSSL).
+        switch Result(catching: { try HolderKeys.load(sources.holdersFile) }) {
+        case .success(nil): add(.pass, "holders", "\(sources.holdersFile) does not exist: no pass holder (form 2 passes are denied: unknown key)")
+        case .success(let h?): add(.pass, "holders", "\(sources.holdersFile): \(h.count) pass holders (public keys)")
+        case .failure(let e): add(.fail, "holders", "\(sources.holdersFile): \(e)")
         }
         if let totp = CredentialFiles.totpPath(c, environment) {
             let (trust, problems) = CredentialFiles.load(c, environment, sources: sources)
