@@ -79,7 +79,7 @@ final class PassEndToEndTests: XCTestCase {
         try "mallory\n".write(toFile: folder + "/revoked", atomically: true, encoding: .utf8)
         let slot = Int64(now / 5)
         let granted = try peer.pass(form: 2, holder: alice, slot: slot)
-        let carolsCredential = try credential(["2": "carol", "7": ["hex": "ca201"]], holder: carol)
+        let carolsCredential = try credential(["2": "carol", "7": ["hex": "0ca201"]], holder: carol)
         let kc1 = Array(("KC1:" + Base45.encode(carolsCredential)).utf8)
         let good = try peer.pass(form: 2, holder: bob, slot: slot)
         let oversized = Pass.encode(form: .selfContained, credential: [0x84] + [UInt8](repeating: 0x41, count: 1050), slot: slot,
@@ -130,9 +130,29 @@ final class PassEndToEndTests: XCTestCase {
         assertNoPass(store, "the used-token store")
     }
 
+    /// `deploy/examples/issue-credential` with the peers' python.
+    func issueCredential(_ args: [String]) throws -> (status: Int32, out: String) {
+        let p = Process(), o = Pipe()
+        p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
+        p.arguments = [Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path] + args
+        p.standardOutput = o
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let out = o.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: out, as: UTF8.self))
+    }
+
     func testCheckCountsTheHoldersAndAWrongWindowStopsTheKiosk() throws {
-        let alice = try peer.holder(privatePath: folder + "/alice.key"), bob = try peer.holder(privatePath: folder + "/bob.key")
-        try "alice \(alice.key)\nbob \(bob.key) groups=night\n".write(toFile: holders, atomically: true, encoding: .utf8)
+        let alice = try peer.holder(privatePath: folder + "/alice.key"), bob = try peer.holder(privatePath: folder + "/bob.key", compressed: true)
+        // The admin's tool writes the lines, from the page's link or the bare key.
+        XCTAssertEqual(try issueCredential(["holder", "add", "--name", "alice", "--key", alice.link, "--file", holders]).status, 0)
+        XCTAssertEqual(try issueCredential(["holder", "add", "--name", "bob", "--key", bob.key, "--groups", "night", "--file", holders]).status, 0)
+        XCTAssertEqual(try issueCredential(["holder", "add", "--name", "eve", "--key", bob.key, "--file", holders]).status, 1, "a key listed already")
+        var offCurve = Array(alice.key)
+        offCurve[offCurve.count - 2] = offCurve[offCurve.count - 2] == "A" ? "B" : "A"
+        XCTAssertEqual(try issueCredential(["holder", "add", "--name", "eve", "--key", String(offCurve), "--file", holders]).status, 1, "not a point")
+        XCTAssertEqual(try String(contentsOfFile: holders, encoding: .utf8).split(separator: "\n").count, 2)
         let check = try KioskProcess.run(["check"], env: env())
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertTrue(check.stdout.contains("2 pass holders"), check.stdout)
