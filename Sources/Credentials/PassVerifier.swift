@@ -59,6 +59,27 @@ public struct HolderKeys: @unchecked Sendable {
     }
 }
 
+/// Form 1's holders' keys as OpenSSL read them, by their SEC1 bytes: a phone shows the same
+/// credential every 5 seconds, and reading its point (a compressed one is a square root) costs
+/// about a quarter of a signature's check. Public keys only; at most 256, then it starts again.
+final class HolderPoints: @unchecked Sendable {  // `keys` guarded by `lock`
+    static let shared = HolderPoints()
+    static let capacity = 256
+    private let lock = Lock()
+    private var keys: [[UInt8]: PublicKey] = [:]
+
+    /// The key, or nil when OpenSSL does not read the bytes as a point of P-256.
+    func key(_ sec1: [UInt8]) -> PublicKey? {
+        if let k = lock.withLock({ keys[sec1] }) { return k }
+        guard let k = try? PublicKey(p256Point: sec1) else { return nil }
+        lock.withLock {
+            if keys.count >= HolderPoints.capacity { keys.removeAll(keepingCapacity: true) }
+            keys[sec1] = k
+        }
+        return k
+    }
+}
+
 extension CredentialVerifier {
     /// A pass (interface.md 0.5), in the contract's order: it reads (`malformed`); form 1: the
     /// issuer's signature and every KC1 check of its claims, then the door's rules; form 2: the
@@ -104,14 +125,14 @@ extension CredentialVerifier {
             o.reason = allowed(groups, access: access, now: now, synced: synced)
             guard o.reason == .valid else { return o }
             // The point is OpenSSL's to read and check on the curve: one that is not is no key.
-            guard let k = try? PublicKey(p256Point: bound.sec1) else { o.reason = .malformed; return o }
+            guard let k = HolderPoints.shared.key(bound.sec1) else { o.reason = .malformed; return o }
             holderKey = k
             digest = d
             storeKey = claims.cti.map { UsedTokens.passKey(cti: $0) } ?? UsedTokens.passKey(credentialDigest: d)
             // `uses` counts entries as for a KC1 credential (each pass accepted is one).
             if let n = claims.uses, let cti = claims.cti { uses = (UsedTokens.signedKey(cti: cti), claims.exp, n) }
         case .holder:
-            o.kid = PayloadBytes.hex(pass.credential)
+            // No kid: the key_id is the pass's own bytes, and no output carries them.
             guard let entry = lock.withLock({ trust.holders.find(keyID: pass.credential) }) else { o.reason = .unknownKey; return o }
             let name = entry.holder.name
             o.sub = name

@@ -75,6 +75,7 @@ final class PassVerifierTests: XCTestCase {
         XCTAssertEqual(o.holder, "alice")
         XCTAssertEqual(o.sub, "alice")
         XCTAssertEqual(o.groups, ["staff"])
+        XCTAssertNil(o.kid, "the key_id is the pass's bytes: not said")
         XCTAssertEqual(o.skewS, slot * 5 - wall.now)
         XCTAssertEqual(v.verify(first).reason, .used, "the same code again")
         XCTAssertEqual(v.verify(try peer.pass(form: 2, holder: alice, slot: slot, malleate: true)).reason, .used,
@@ -218,5 +219,30 @@ final class PassVerifierTests: XCTestCase {
         XCTAssertEqual(problems.first?.reason, "line 2: holder alice is listed twice")
         try FileManager.default.removeItem(atPath: holders)
         XCTAssertTrue(CredentialFiles.load(c, [:]).problems.isEmpty, "a missing file is no holder")
+    }
+
+    /// A site bundle may carry the holders (`holders`): read from the bundle's folder in place
+    /// of KIOSK_HOLDERS_FILE; a bundle that says it carries them and has no file is a problem.
+    func testASiteBundleCarriesTheHolders() throws {
+        let alice = try holder("alice")
+        let line = Array("alice \(alice.key)\n".utf8)
+        let payload = CBOREncoder.encode(.map([CBORPair(.text("version"), .unsigned(3)), CBORPair(.text("issued"), .unsigned(1_800_000_000)),
+                                               CBORPair(.text("files"), .map([CBORPair(.text("holders"), .bytes(line))]))]))
+        let bundle = try SiteBundle(verifiedPayload: payload)
+        XCTAssertTrue(bundle.carries(.holders))
+        let site = folder + "/site"
+        try FileManager.default.createDirectory(atPath: site, withIntermediateDirectories: true)
+        var c = Configuration()
+        c.trustDir = trust
+        c.revokedFile = folder + "/revoked"
+        c.holdersFile = holders  // none there: the bundle's are read instead
+        let sources = CredentialSources(c, bundle: bundle, folder: site)
+        XCTAssertEqual(sources.holdersFile, site + "/holders")
+        XCTAssertTrue(sources.inForce.contains { $0.kind == "holders" && $0.bundle == 3 })
+        XCTAssertEqual(CredentialFiles.load(c, [:], sources: sources).problems.map(\.variable), ["bundle v3"], "carried but not there")
+        try Data(line).write(to: URL(fileURLWithPath: site + "/holders"))
+        let (t, problems) = CredentialFiles.load(c, [:], sources: sources)
+        XCTAssertTrue(problems.isEmpty, "\(problems)")
+        XCTAssertEqual(t.holders.entries.map(\.holder.name), ["alice"])
     }
 }
