@@ -245,4 +245,29 @@ final class PassVerifierTests: XCTestCase {
         XCTAssertTrue(problems.isEmpty, "\(problems)")
         XCTAssertEqual(t.holders.entries.map(\.holder.name), ["alice"])
     }
+
+    /// The admin's side: `issue-credential mint --holder-key LINK` prints the page's `#c=` link;
+    /// the credential in it, shown by its holder's key as a form 1 pass, opens; as KC1, no proof.
+    func testIssueCredentialBindsACredentialToThePagesKey() throws {
+        let alice = try holder("alice")
+        let p = Process(), o = Pipe()
+        p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
+        p.arguments = [Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path, "mint", "--key", folder + "/issuer.key",
+                       "--kid", "issuer-1", "--iss", "acme", "--sub", "alice", "--valid-from", String(wall.now - 60), "--valid-for", "1h",
+                       "--holder-key", alice.link]
+        p.standardOutput = o
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let out = String(decoding: o.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        let link = out.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(link.hasPrefix("https://pass.example/#c="), link)
+        let cred = try XCTUnwrap(Base64URL.decode(link.split(separator: "=", maxSplits: 1).last ?? ""))
+        let v = try verifier()
+        let o1 = v.verify(try peer.pass(form: 1, credential: cred, holder: alice, slot: slot))
+        XCTAssertEqual(o1.reason, .valid)
+        XCTAssertEqual(o1.sub, "alice")
+        XCTAssertEqual(v.verify(Array(("KC1:" + Base45.encode(cred)).utf8)).reason, .noProof)
+    }
 }
