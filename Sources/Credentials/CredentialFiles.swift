@@ -91,7 +91,7 @@ public enum CredentialFiles {
         }
         if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty && trust.ticketKeys.isEmpty && trust.holders.count == 0 {
             problems.append(Problem(variable: keysVariable, value: keysDir,
-                                    reason: "no issuer key (KID.pem) there, no event's key (pretix/NAME.pem), no TOTP secret and no pass holder: no credential could be granted"))
+                                    reason: "no issuer key (KID.pem) there, no event's key (pretix/NAME.pem) and no TOTP secret: no credential could be granted"))
         }
         return (trust, problems)
     }
