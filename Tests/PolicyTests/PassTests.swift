@@ -163,4 +163,24 @@ final class PassTests: XCTestCase {
         guard case .failure(let e) = PassHolder.parseFile("alice \(Base64URL.encode([0xa1, 0x01, 0x02]))\n") else { return XCTFail("not a key") }
         XCTAssertTrue(e.description.hasPrefix("line 1: a KEY that is not a P-256 COSE_Key"), e.description)
     }
+
+    func testTheVariables() {
+        func read(_ env: [String: String]) -> ConfigurationReading {
+            Configuration.read(environment: ["KIOSK_VERDICT": "credentials"].merging(env) { _, b in b }, isExecutableFile: { _ in false })
+        }
+        let c = read([:]).configuration
+        XCTAssertEqual(c.holdersFile, "/etc/kiosk/holders")
+        XCTAssertEqual(c.passWindowS, 15)
+        XCTAssertEqual(c.credentialRules.passWindowSeconds, 15)
+        XCTAssertEqual(read(["KIOSK_PASS_WINDOW_S": "120", "KIOSK_HOLDERS_FILE": "/srv/h"]).configuration.credentialRules.passWindowSeconds, 120)
+        for (name, value) in [("KIOSK_PASS_WINDOW_S", "4"), ("KIOSK_PASS_WINDOW_S", "121"), ("KIOSK_PASS_WINDOW_S", "15s"),
+                              ("KIOSK_HOLDERS_FILE", "holders"), ("KIOSK_HOLDERS_FILE", "/etc/kiosk/"),
+                              ("KIOSK_CREDENTIAL_PREFIX", "KH1:"), ("KIOSK_CREDENTIAL_PREFIX", "KH"), ("KIOSK_CREDENTIAL_PREFIX", "KH1:X")] {
+            let r = read([name: value])
+            XCTAssertEqual(r.errors.map(\.variable), [name], "\(name)=\(value)")
+            XCTAssertEqual(r.errors.first?.value, value)
+        }
+        XCTAssertTrue(read(["KIOSK_PASS_WINDOW_S": "4"]).errors.first?.expected.contains("5 to 120") ?? false)
+        XCTAssertEqual(CredentialKind.of(Array("KH1:".utf8) + [0x84], signedPrefix: "KC1:"), .pass)
+    }
 }
