@@ -30,6 +30,8 @@ let package = Package(
         .executableTarget(name: "FuzzHolidays", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // issue 35: site bundles: the envelope, the site key's check, the payload's reader.
         .executableTarget(name: "FuzzBundle", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // issue 43: passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
+        .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

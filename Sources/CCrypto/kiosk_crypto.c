@@ -16,6 +16,7 @@
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
@@ -35,7 +36,10 @@
     X(CRYPTO_free) X(EVP_MD_CTX_new) X(EVP_MD_CTX_free) X(EVP_DigestVerifyInit) X(EVP_DigestVerify) \
     X(EVP_CIPHER_CTX_new) X(EVP_CIPHER_CTX_free) X(EVP_CipherInit_ex) X(EVP_CIPHER_CTX_set_padding) \
     X(EVP_CipherUpdate) X(EVP_CipherFinal_ex) X(EVP_aes_128_ecb) X(EVP_aes_128_cbc) \
-    X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error) X(OPENSSL_thread_stop)
+    X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error) X(OPENSSL_thread_stop) \
+    X(OSSL_PARAM_construct_utf8_string) X(OSSL_PARAM_construct_octet_string) X(OSSL_PARAM_construct_end) \
+    X(EVP_PKEY_CTX_new_from_name) X(EVP_PKEY_CTX_new_from_pkey) X(EVP_PKEY_CTX_free) X(EVP_PKEY_fromdata_init) \
+    X(EVP_PKEY_fromdata) X(EVP_PKEY_public_check_quick)
 
 #define DECLARE(name) __typeof__(name) *name;
 static struct { KIOSK_CRYPTO_FUNCTIONS(DECLARE) } ssl;
@@ -202,6 +206,44 @@ int kiosk_verify_es256(const kiosk_public_key *key, const uint8_t *msg, size_t l
     int rc = digest_verify(key->pkey, ssl.EVP_sha256(), der, (size_t)derlen, msg, len);
     ssl.CRYPTO_free(der, __FILE__, __LINE__);
     return rc;
+}
+
+/* A P-256 public key from its SEC1 point (RFC 5480 2.2, SEC 1 2.3.3): uncompressed 0x04||x||y
+ * (65 bytes) or compressed 0x02/0x03||x (33 bytes). OpenSSL decodes it (EVP_PKEY_fromdata: a
+ * compressed point is decompressed, a point off the curve refused) and checks it
+ * (EVP_PKEY_public_check_quick: on the curve, not the point at infinity, coordinates in range;
+ * P-256's cofactor is 1, so that is the whole group check). */
+kiosk_public_key *kiosk_public_key_from_p256_point(const uint8_t *point, size_t len, char *err, size_t errlen) {
+    if (kiosk_crypto_load(err, errlen) != 0) return NULL;
+    if (!((len == 65 && point[0] == 0x04) || (len == 33 && (point[0] == 0x02 || point[0] == 0x03)))) {
+        say(err, errlen, "not a SEC1 point of P-256 (65 bytes from 0x04, or 33 from 0x02 or 0x03)");
+        return NULL;
+    }
+    EVP_PKEY_CTX *ctx = ssl.EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+    if (!ctx) { openssl_reason(err, errlen, "EVP_PKEY_CTX_new_from_name"); return NULL; }
+    char group[] = "prime256v1";
+    OSSL_PARAM params[] = {
+        ssl.OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME, group, 0),
+        ssl.OSSL_PARAM_construct_octet_string(OSSL_PKEY_PARAM_PUB_KEY, (void *)point, len),
+        ssl.OSSL_PARAM_construct_end(),
+    };
+    EVP_PKEY *pkey = NULL;
+    int ok = ssl.EVP_PKEY_fromdata_init(ctx) == 1 && ssl.EVP_PKEY_fromdata(ctx, &pkey, EVP_PKEY_PUBLIC_KEY, params) == 1 && pkey;
+    ssl.EVP_PKEY_CTX_free(ctx);
+    if (!ok) { openssl_reason(err, errlen, "not a point of P-256"); return NULL; }
+    EVP_PKEY_CTX *check = ssl.EVP_PKEY_CTX_new_from_pkey(NULL, pkey, NULL);
+    int valid = check && ssl.EVP_PKEY_public_check_quick(check) == 1;
+    ssl.EVP_PKEY_CTX_free(check);
+    if (!valid) {
+        openssl_reason(err, errlen, "not a valid point of P-256");
+        ssl.EVP_PKEY_free(pkey);
+        return NULL;
+    }
+    kiosk_public_key *key = calloc(1, sizeof *key);
+    if (!key) { ssl.EVP_PKEY_free(pkey); say(err, errlen, "out of memory"); return NULL; }
+    key->pkey = pkey;
+    key->kind = KIOSK_KEY_EC_P256;
+    return key;
 }
 
 int kiosk_verify_ed25519(const kiosk_public_key *key, const uint8_t *msg, size_t len, const uint8_t sig[64]) {

@@ -141,7 +141,7 @@ public enum KioskCommand {
             for p in problems { logger.configError(ConfigError(variable: p.variable, value: p.value, expected: p.reason)) }
             if !problems.isEmpty { return ExitStatus.config }
             print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders, "
-                  + "\(trust.ticketKeys.count) event keys (pretix)")
+                  + "\(trust.ticketKeys.count) event keys (pretix), \(trust.holders.count) pass holders")
             // issue 33: the door's rules as understood, at the local time now.
             if let access = trust.access {
                 let now = LocalTime.wallClock(unixSeconds())

@@ -72,6 +72,16 @@ public enum CredentialFiles {
                 problems.append(Problem(variable: "KIOSK_TOTP_FILE", value: totp, reason: String(describing: error)))
             }
         }
+        // issue 43: the holders of passes; a missing file is none (unless a bundle carries it).
+        do {
+            if let h = try HolderKeys.load(sources.holdersFile) {
+                trust.holders = h
+            } else if sources.fromBundle.contains(.holders) {
+                throw SmallFile.Failure(description: "\(sources.holdersFile): no such file")
+            }
+        } catch {
+            problems.append(Problem(variable: sources.variable(.holders, "KIOSK_HOLDERS_FILE"), value: sources.holdersFile, reason: String(describing: error)))
+        }
         if let path = sources.accessFile {
             do {
                 trust.access = try DoorRules.load(path, holidaysFile: sources.holidaysFile)
@@ -79,7 +89,7 @@ public enum CredentialFiles {
                 problems.append(Problem(variable: sources.variable(.access, "KIOSK_ACCESS_FILE"), value: path, reason: String(describing: error)))
             }
         }
-        if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty && trust.ticketKeys.isEmpty {
+        if problems.isEmpty && trust.keys.isEmpty && trust.secrets.isEmpty && trust.ticketKeys.isEmpty && trust.holders.count == 0 {
             problems.append(Problem(variable: keysVariable, value: keysDir,
                                     reason: "no issuer key (KID.pem) there, no event's key (pretix/NAME.pem) and no TOTP secret: no credential could be granted"))
         }
@@ -95,6 +105,8 @@ public struct CredentialSources: Equatable, Sendable {
     public var trustKeysDir: String
     public var ticketKeysDir: String
     public var revokedFile: String
+    /// issue 43: `KIOSK_HOLDERS_FILE`, or the bundle's `holders`.
+    public var holdersFile: String
     public var accessFile: String?
     /// Read in place of the file a `holidays` line names; nil: the line's own.
     public var holidaysFile: String?
@@ -108,6 +120,7 @@ public struct CredentialSources: Equatable, Sendable {
         trustKeysDir = c.trustDir
         ticketKeysDir = TicketKeys.folder(trustDir: c.trustDir)
         revokedFile = c.revokedFile
+        holdersFile = c.holdersFile
         accessFile = c.accessFile
     }
 
@@ -120,6 +133,7 @@ public struct CredentialSources: Equatable, Sendable {
         if fromBundle.contains(.trustKey) { trustKeysDir = folder + "/trust" }
         if fromBundle.contains(.eventKey) { ticketKeysDir = folder + "/trust/" + TicketKeys.folderName }
         if fromBundle.contains(.revoked) { revokedFile = folder + "/revoked" }
+        if fromBundle.contains(.holders) { holdersFile = folder + "/holders" }
         if fromBundle.contains(.access) { accessFile = folder + "/access" }
         if fromBundle.contains(.holidays) { holidaysFile = folder + "/holidays.ics" }
     }
@@ -134,7 +148,7 @@ public struct CredentialSources: Equatable, Sendable {
     public var inForce: [(kind: String, path: String, bundle: UInt64?)] {
         func from(_ k: SiteBundle.Kind) -> UInt64? { fromBundle.contains(k) ? bundleVersion : nil }
         var out: [(String, String, UInt64?)] = [("keys", trustKeysDir, from(.trustKey)), ("event keys", ticketKeysDir, from(.eventKey)),
-                                                ("revoked", revokedFile, from(.revoked))]
+                                                ("revoked", revokedFile, from(.revoked)), ("holders", holdersFile, from(.holders))]
         if let a = accessFile { out.append(("access", a, from(.access))) }
         if let h = holidaysFile { out.append(("holidays", h, from(.holidays))) }
         return out

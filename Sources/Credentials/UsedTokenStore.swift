@@ -72,4 +72,25 @@ public final class UsedTokenStore: @unchecked Sendable {  // guarded by `lock`
             }
         }
     }
+
+    /// Changes the tokens as `change` says (a pass's slot and its uses at once, issue 43): a
+    /// `fresh` change is on disk when this returns; `used` or `full` changes nothing.
+    public func update(_ change: (inout UsedTokens) -> UsedTokens.Claim) -> Claim {
+        lock.withLock {
+            if let damage { return .unavailable("the store \(path) is damaged (\(damage))") }
+            let before = tokens
+            switch change(&tokens) {
+            case .used: tokens = before; return .used
+            case .full: tokens = before; return .full
+            case .fresh:
+                do {
+                    try SmallFile.replace(path, with: Array(tokens.fileText.utf8))
+                    return .fresh
+                } catch {
+                    tokens = before
+                    return .unavailable("the store \(path) cannot be written: \(error)")
+                }
+            }
+        }
+    }
 }

@@ -25,6 +25,11 @@ public struct CredentialOutcome: Equatable, Sendable {
     /// is in `sub`, `pretix:NAME:ITEM`).
     public var variation: UInt64?
     public var subevent: UInt64?
+    /// issue 43: a pass's form (`pass1`, `pass2`), a form 2 holder's NAME, and the slot's start
+    /// minus the door's time.
+    public var form: String?
+    public var holder: String?
+    public var skewS: Int64?
 
     public var granted: Bool { reason == .valid }
 
@@ -45,8 +50,11 @@ public struct CredentialTrust: @unchecked Sendable {
     public var access: DoorRules?
     /// Events' keys for their tickets (`$KIOSK_TRUST_DIR/pretix/`, issue 34).
     public var ticketKeys: [TicketKey]
+    /// The holders of passes (`KIOSK_HOLDERS_FILE`, issue 43): public keys only.
+    public var holders: HolderKeys
     public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = [], access: DoorRules? = nil,
-                ticketKeys: [TicketKey] = []) {
+                ticketKeys: [TicketKey] = [], holders: HolderKeys = HolderKeys()) {
+        self.holders = holders
         self.keys = keys
         self.revoked = revoked
         self.secrets = secrets
@@ -68,12 +76,12 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     public let prefix: String
     public let rules: CredentialRules
     public let store: UsedTokenStore
-    private let clock: Clock
-    private let wallClock: @Sendable () -> Int64
-    private let synchronization: ClockSynchronization
-    private let lock = Lock()
-    private var trust: CredentialTrust
-    private var antipassback: Antipassback
+    let clock: Clock
+    let wallClock: @Sendable () -> Int64
+    let synchronization: ClockSynchronization
+    let lock = Lock()
+    var trust: CredentialTrust
+    var antipassback: Antipassback
     /// issue 33: whether the door is in lockdown now (the door's modes); nil: never.
     private var lockdownNow: (@Sendable () -> Bool)?
 
@@ -109,6 +117,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         case .signed: return signed(payload.dropFirst(prefix.utf8.count), hash: hash)
         case .rotating: return rotating(payload, hash: hash)
         case .ticket: return ticket(payload, hash: hash)
+        case .pass: return pass(payload, hash: hash)
         case .none: return CredentialOutcome(kind: .none, reason: .notACredential, hash: hash)
         }
     }
@@ -146,6 +155,8 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.cti = claims.cti.map(PayloadBytes.hex)
         o.exp = claims.exp
         o.groups = claims.groups ?? []
+        // issue 43: a credential bound to a holder's key opens only with its proof (a `KH1:` pass).
+        do { if try Confirmation.key(payload: message.payload) != nil { o.reason = .noProof; return o } } catch { return o }
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
         let synced = synchronization.isSynchronized
@@ -232,7 +243,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     /// antipassback and the store (a credential refused here does not use up a one-time token).
     /// The clock counts as synchronised when `KIOSK_REQUIRE_SYNCED_CLOCK=0` (0.3's rule).
     /// In a lockdown only the `lockdown-allow` groups open (none without rules).
-    private func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
+    func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
         let lockdown = lock.withLock { lockdownNow }?() ?? false
         guard let access else { return lockdown ? .lockdown : .valid }
         return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock, lockdown: lockdown))

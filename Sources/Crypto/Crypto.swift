@@ -110,6 +110,17 @@ public final class PublicKey: @unchecked Sendable {
         self.key = key
     }
 
+    /// A holder's P-256 key (issue 43) from its SEC1 point: 0x04||x||y, or 0x02/0x03||x (a
+    /// compressed point). Throws unless OpenSSL decodes it to a point on the curve.
+    public init(p256Point point: [UInt8]) throws {
+        var err = [CChar](repeating: 0, count: 256)
+        guard let key = kiosk_public_key_from_p256_point(point, point.count, &err, err.count) else {
+            throw CryptoError(String(cBuffer: err))
+        }
+        self.kind = .ecP256
+        self.key = key
+    }
+
     deinit { kiosk_public_key_free(key) }
 
     /// ES256 (COSE alg -7, signature r||s) or Ed25519 (COSE alg -8), by the key's kind: true only

@@ -49,6 +49,14 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         /// the rules decided, interface.md's example with 30 closed days; and the rules alone.
         public var accessDecisionUs: Double
         public var accessRulesUs: Double
+        /// issue 43: one pass's verification (the issuer's signature, the claims and the proof;
+        /// form 1 with an uncompressed and a compressed point) and form 2's (the proof).
+        public var pass1Us: Double = 0
+        public var pass1CompressedUs: Double = 0
+        public var pass2Us: Double = 0
+        /// What a phone not seen before adds to pass1: its point read by OpenSSL.
+        public var passPointUs: Double = 0
+        public var passCompressedPointUs: Double = 0
         public var iterations: Int
     }
 
@@ -79,6 +87,11 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
                 print("  ES256   \(Format.fixed(r.es256Us, 1)) us")
                 print("  Ed25519 \(Format.fixed(r.ed25519Us, 1)) us")
                 print("  of which Base45 + zlib + COSE parsing \(Format.fixed(r.parseUs, 1)) us")
+                print("  pass1   \(Format.fixed(r.pass1Us, 1)) us (\(Format.fixed(r.pass1Us / r.es256Us, 2))x ES256; compressed point \(Format.fixed(r.pass1CompressedUs, 1)) us), a phone seen before")
+                let cold = r.pass1Us + r.passPointUs, coldCompressed = r.pass1CompressedUs + r.passCompressedPointUs
+                print("          a new phone: + its point \(Format.fixed(r.passPointUs, 1)) us = \(Format.fixed(cold, 1)) us (\(Format.fixed(cold / r.es256Us, 2))x); "
+                      + "compressed + \(Format.fixed(r.passCompressedPointUs, 1)) us = \(Format.fixed(coldCompressed, 1)) us (\(Format.fixed(coldCompressed / r.es256Us, 2))x)")
+                print("  pass2   \(Format.fixed(r.pass2Us, 1)) us (\(Format.fixed(r.pass2Us / r.es256Us, 2))x ES256)")
                 print("  an event ticket (pretix_sig1, Ed25519) \(Format.fixed(r.pretixUs, 1)) us, of which framing + protobuf \(Format.fixed(r.pretixParseUs, 2)) us")
                 print("an idle frame (640x480, no code), ScanService.process:")
                 print("  credentials off \(Format.fixed(r.idleFrameUsOff, 1)) us, on \(Format.fixed(r.idleFrameUsOn, 1)) us")
@@ -173,9 +186,11 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         let worker = CredentialWorker(verifier: verifier)
         let on = idle(worker)
         worker.shutDown()
+        let passes = try PassBench.run(iterations: iterations, median: median)
         return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), pretixUs: ticketUs, pretixParseUs: median(ticketParse),
                       idleFrameUsOff: off, idleFrameUsOn: on,
-                      accessDecisionUs: accessUs, accessRulesUs: rulesUs, iterations: iterations)
+                      accessDecisionUs: accessUs, accessRulesUs: rulesUs, pass1Us: passes.form1Us, pass1CompressedUs: passes.form1CompressedUs,
+                      pass2Us: passes.form2Us, passPointUs: passes.pointUs, passCompressedPointUs: passes.compressedPointUs, iterations: iterations)
     }
 }
 

@@ -46,7 +46,7 @@ public final class CodeReporter {
     func route(_ symbol: DecodedSymbol) -> Route {
         guard let credentials else { return .plain }
         switch CredentialKind.of(symbol.bytes, signedPrefix: credentials.verifier.prefix) {
-        case .signed, .rotating, .ticket: return .credential(credentials)
+        case .signed, .rotating, .ticket, .pass: return .credential(credentials)
         case .none where hook == nil: return .notACredential
         case .none: return .plain  // the KIOSK_ON_SCAN program decides, as in hook mode
         }
@@ -170,6 +170,9 @@ public final class CodeReporter {
         if let exp = o.exp { fields.append(("exp", .int(Int(exp)))) }
         if let v = o.variation { fields.append(("variation", .text(String(v)))) }
         if let s = o.subevent { fields.append(("subevent", .text(String(s)))) }
+        if let f = o.form { fields.append(("form", .text(f))) }
+        if let h = o.holder { fields.append(("holder", .text(h))) }
+        if let k = o.skewS { fields.append(("skew_s", .int(Int(k)))) }
         fields.append(("hash", .text(o.hash)))
         logger.log(.info, "credential", fields: fields)
     }
@@ -178,7 +181,8 @@ public final class CodeReporter {
     static func credentialLine(_ o: CredentialOutcome) -> String {
         var parts = ["result=\(o.granted ? "granted" : "denied")", "reason=\(LogEscape.logfmt(.text(o.reason.rawValue)))"]
         for (k, v) in [("kid", o.kid), ("iss", o.iss), ("sub", o.sub), ("cti", o.cti), ("exp", o.exp.map(String.init)),
-                       ("variation", o.variation.map(String.init)), ("subevent", o.subevent.map(String.init))] {
+                       ("variation", o.variation.map(String.init)), ("subevent", o.subevent.map(String.init)),
+                       ("form", o.form), ("holder", o.holder), ("skew_s", o.skewS.map(String.init))] {
             if let v { parts.append("\(k)=\(LogEscape.logfmt(.text(v)))") }
         }
         parts.append("hash=\(o.hash)")

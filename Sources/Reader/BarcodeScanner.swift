@@ -5,9 +5,10 @@ import Platform
 import Policy
 
 extension DecodedSymbol {
-    /// A symbol from its bytes, with their text as `PayloadText` reads them.
+    /// A symbol from its bytes, with their text as `PayloadText` reads them; a pass (`KH1:` + CBOR,
+    /// issue 43) is binary: its bytes as encoded, no text guessed.
     public init(symbology: Symbology, bytes: [UInt8], location: [PixelPoint], quality: Int) {
-        self.init(symbology: symbology, bytes: bytes, text: PayloadText.text(bytes), location: location, quality: quality)
+        self.init(symbology: symbology, bytes: bytes, text: Pass.isPass(bytes) ? nil : PayloadText.text(bytes), location: location, quality: quality)
     }
 }
 

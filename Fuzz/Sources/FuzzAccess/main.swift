@@ -2,7 +2,7 @@
 import CFuzzDriver
 import Policy
 
-/// A door's rules file (issue 33): any bytes are read or refused without a crash; a refusal
+/// A door's rules file (issue 33), and the holders file's lines (issue 43, `holders`): any bytes are read or refused without a crash; a refusal
 /// names a line of the file and says what is accepted; rules read are whole (every schedule an
 /// allow or unlock line names is defined, every window within a day) and read the same again;
 /// and the decision at any minute of a week, the day after a closed one included, never crashes
@@ -11,6 +11,7 @@ import Policy
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let data else { return 0 }
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    holders(text)
     let rules: AccessRules
     do throws(AccessRulesError) {
         rules = try AccessRules.parse(text)
@@ -47,6 +48,22 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         precondition(got.count == 1 && rules.pretix.contains { $0.group == got[0] && $0.matches(item: p.item, variation: p.variation ?? 0, subevent: p.subevent ?? 0) })
     }
     return 0
+}
+
+/// The same text as a holders file (issue 43, `KIOSK_HOLDERS_FILE`): read or refused naming a
+/// line of it; a file read is whole and its holders' lines (`fileLine`) read back the same.
+func holders(_ text: String) {
+    switch PassHolder.parseFile(text) {
+    case .failure(let e):
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+        precondition((1...max(1, lines)).contains(e.line) && !e.reason.isEmpty, "\(e)")
+    case .success(let list):
+        precondition(Set(list.map(\.name)).count == list.count, "a name twice")
+        guard case .success(let again) = PassHolder.parseFile(list.map(\.fileLine).joined(separator: "\n")) else {
+            preconditionFailure("the holders' lines do not read back")
+        }
+        precondition(again.map(\.name) == list.map(\.name) && again.map(\.key) == list.map(\.key) && again.map(\.groups) == list.map(\.groups))
+    }
 }
 
 @_cdecl("FuzzAccess_main")

@@ -37,6 +37,9 @@ enum kiosk_key_kind { KIOSK_KEY_UNSUPPORTED = 0, KIOSK_KEY_EC_P256 = 1, KIOSK_KE
  * with *kind = KIOSK_KEY_UNSUPPORTED (and its type's name in err) so the caller can say so. */
 kiosk_public_key *kiosk_public_key_from_pem(const uint8_t *pem, size_t len, int *kind, char *err, size_t errlen);
 void kiosk_public_key_free(kiosk_public_key *key);
+/* A holder's P-256 key from its SEC1 point (0x04||x||y, or 0x02/0x03||x compressed), decoded and
+ * checked on the curve by OpenSSL; NULL with why in err for anything else. */
+kiosk_public_key *kiosk_public_key_from_p256_point(const uint8_t *point, size_t len, char *err, size_t errlen);
 
 /* COSE's ES256 signature is r||s (32 bytes each, RFC 9053 2.1); converted to DER here. */
 int kiosk_verify_es256(const kiosk_public_key *key, const uint8_t *msg, size_t len, const uint8_t sig[64]);

@@ -78,6 +78,12 @@ extension CredentialSetup {
         case .success(let list?): add(.pass, "revoked", "\(sources.revokedFile): \(list) revoked")
         case .failure(let e): add(.fail, "revoked", "\(e)")
         }
+        // The holders of passes (public keys; each checked on the curve by OpenSSL).
+        switch Result(catching: { try HolderKeys.load(sources.holdersFile) }) {
+        case .success(nil): add(.pass, "holders", "\(sources.holdersFile) does not exist: no pass holder (form 2 passes are denied: unknown key)")
+        case .success(let h?): add(.pass, "holders", "\(sources.holdersFile): \(h.count) pass holders (public keys)")
+        case .failure(let e): add(.fail, "holders", "\(sources.holdersFile): \(e)")
+        }
         if let totp = CredentialFiles.totpPath(c, environment) {
             let (trust, problems) = CredentialFiles.load(c, environment, sources: sources)
             if let p = problems.first(where: { $0.variable == "KIOSK_TOTP_FILE" }) {

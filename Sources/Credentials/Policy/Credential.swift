@@ -20,6 +20,10 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     case outsideSchedule = "outside schedule"
     case holiday
     case lockdown
+    // issue 43: passes bound to the holder's phone (interface.md 0.5)
+    case stale
+    case holderSignature = "holder signature"
+    case noProof = "no proof"
 
     /// The rules' reason as the credential's (`granted`: valid).
     public init(_ access: AccessReason) {
@@ -43,6 +47,8 @@ public enum CredentialKind: Equatable, Sendable {
     /// An event ticket: a pretix_sig1 secret (issue 34), recognised by its framing alone
     /// (`PretixSecret`: reversed base64, version 1, lengths that add up), not by a prefix.
     case ticket
+    /// `KH1:` + CBOR: a pass bound to the holder's phone (issue 43, `Pass`).
+    case pass
     case none
 
     public static let rotatingPrefix = "KT1:"
@@ -51,6 +57,7 @@ public enum CredentialKind: Equatable, Sendable {
     public static func of(_ payload: [UInt8], signedPrefix: String) -> CredentialKind {
         if payload.starts(with: signedPrefix.utf8) { return .signed }
         if payload.starts(with: rotatingPrefix.utf8) { return .rotating }
+        if Pass.isPass(payload) { return .pass }
         if PretixSecret(payload) != nil { return .ticket }
         return .none
     }
@@ -64,8 +71,11 @@ public struct CredentialRules: Equatable, Sendable {
     public var requireSyncedClock: Bool
     /// How many times an event ticket opens (`KIOSK_TICKET_ENTRIES`, issue 34); 0: any number.
     public var ticketEntries: Int
+    /// How long after its slot begins a pass is still taken (`KIOSK_PASS_WINDOW_S`, issue 43).
+    public var passWindowSeconds: Int64
     public init(issuers: [String]? = nil, audience: String? = nil, skewSeconds: Int64 = 30, requireSyncedClock: Bool = true,
-                ticketEntries: Int = 1) {
+                ticketEntries: Int = 1, passWindowSeconds: Int64 = Int64(Pass.defaultWindowS)) {
+        self.passWindowSeconds = passWindowSeconds
         self.issuers = issuers
         self.audience = audience
         self.skewSeconds = skewSeconds

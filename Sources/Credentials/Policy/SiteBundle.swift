@@ -41,6 +41,8 @@ public struct SiteBundle: Equatable, Sendable {
         case trustKey
         /// `trust/pretix/NAME.pem`: the events' keys, as a set.
         case eventKey
+        /// `holders`: replaces `KIOSK_HOLDERS_FILE` (issue 43).
+        case holders
     }
 
     public struct File: Equatable, Sendable {
@@ -61,7 +63,7 @@ public struct SiteBundle: Equatable, Sendable {
         switch kind {
         case .access: return AccessRules.maxBytes
         case .trustKey, .eventKey: return maxKeyBytes
-        case .holidays, .revoked: return maxBytes
+        case .holidays, .revoked, .holders: return maxBytes
         }
     }
 
@@ -126,7 +128,7 @@ public struct SiteBundle: Equatable, Sendable {
                 throw Refusal(.malformed, "a file that is not a text name and a byte string", version: version)
             }
             guard let kind = SiteBundle.kind(ofName: name) else {
-                throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, trust/KID.pem, trust/pretix/NAME.pem)",
+                throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, holders, trust/KID.pem, trust/pretix/NAME.pem)",
                               version: version)
             }
             guard bytes.count <= SiteBundle.maxBytes(of: kind) else {
@@ -146,6 +148,7 @@ public struct SiteBundle: Equatable, Sendable {
         case "access": return .access
         case "holidays.ics": return .holidays
         case "revoked": return .revoked
+        case "holders": return .holders
         default: break
         }
         let pretix = "trust/pretix/", trust = "trust/"

@@ -62,14 +62,14 @@ public enum CredentialSetup {
             }
             verifier.reload(trust)
             logReloaded(trust, store: verifier.store, logger: logger, reason: "reload")
-            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count)"
+            return "keys=\(trust.keys.count) ticket_keys=\(trust.ticketKeys.count) revoked=\(trust.revoked.count) holders=\(trust.secrets.count) pass_holders=\(trust.holders.count)"
                 + (trust.access.map { " " + $0.summary } ?? "")
         }
     }
 
     public static func logReloaded(_ trust: CredentialTrust, store: UsedTokenStore, logger: Logger, reason: String) {
         logger.info("credentials_reloaded", ["keys": .int(trust.keys.count), "ticket_keys": .int(trust.ticketKeys.count), "revoked": .int(trust.revoked.count),
-                                             "holders": .int(trust.secrets.count), "store": .int(store.count), "reason": .text(reason),
+                                             "holders": .int(trust.secrets.count), "pass_holders": .int(trust.holders.count), "store": .int(store.count), "reason": .text(reason),
                                              "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 

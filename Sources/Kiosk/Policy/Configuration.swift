@@ -116,6 +116,9 @@ public struct Configuration: Equatable {
     public var accessFile: String?
     // issue 34: how many times an event ticket opens; 0: any number (not counted).
     public var ticketEntries = 1
+    // issue 43: passes bound to the holder's phone; the holders file is read at start, not here.
+    public var holdersFile = "/etc/kiosk/holders"
+    public var passWindowS = Pass.defaultWindowS
     // issue 35: site bundles; nil key: no bundle is taken.
     public var siteKey: String?
     public var siteTopic: String?
@@ -124,7 +127,7 @@ public struct Configuration: Equatable {
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
         CredentialRules(issuers: credentialIssuers, audience: credentialAudience, skewSeconds: Int64(clockSkewS),
-                        requireSyncedClock: requireSyncedClock, ticketEntries: ticketEntries)
+                        requireSyncedClock: requireSyncedClock, ticketEntries: ticketEntries, passWindowSeconds: Int64(passWindowS))
     }
 
     /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
@@ -516,10 +519,11 @@ extension Configuration {
             return v
         },
         // issue 21: credentials (interface.md 0.3, "Credentials").
-        ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix)",
+        ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix) and KH1: (the passes')",
                               shown: { $0.credentialPrefix }) { v, c, _ in
             guard v.utf8.count <= 16, Configuration.isPrintableToken(v, maxBytes: 16), v.utf8.allSatisfy({ $0 < 0x80 }),
-                  v != CredentialKind.rotatingPrefix, !CredentialKind.rotatingPrefix.hasPrefix(v), !v.hasPrefix(CredentialKind.rotatingPrefix) else { return nil }
+                  v != CredentialKind.rotatingPrefix, !CredentialKind.rotatingPrefix.hasPrefix(v), !v.hasPrefix(CredentialKind.rotatingPrefix),
+                  !Pass.prefix.hasPrefix(v), !v.hasPrefix(Pass.prefix) else { return nil }
             c.credentialPrefix = v
             return v
         },
@@ -558,6 +562,14 @@ extension Configuration {
         .flag("KIOSK_EMERGENCY_ACTIVE_LOW", \.emergencyActiveLow),
         // issue 34: event tickets (interface.md 0.4, "Event tickets").
         .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
+        // issue 43: passes bound to the holder's phone (interface.md 0.5).
+        ConfigurationVariable("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)",
+                              shown: { $0.holdersFile }) { v, c, _ in
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
+            c.holdersFile = v
+            return v
+        },
+        .integer("KIOSK_PASS_WINDOW_S", Pass.windowRange, "seconds from 5 to 120", \.passWindowS),
         // issue 35: site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
         .file("KIOSK_SITE_KEY", "the absolute path of the site's public key (PEM, EC P-256 or Ed25519) that signs its bundles", \.siteKey),
         ConfigurationVariable("KIOSK_SITE_TOPIC", "an MQTT topic such as site/acme/bundle (levels separated by '/', none empty; no '+', '#', NUL or leading '$'; at most 200 bytes)",
@@ -776,7 +788,8 @@ extension Configuration {
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
                                              "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
                                              "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE", "KIOSK_TICKET_ENTRIES",
-                                             "KIOSK_SITE_KEY", "KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE"]
+                                             "KIOSK_SITE_KEY", "KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE",
+                                             "KIOSK_HOLDERS_FILE", "KIOSK_PASS_WINDOW_S"]
 
     /// Printable ASCII or UTF-8 text without spaces or control characters, 1 to `maxBytes` bytes.
     static func isPrintableToken(_ v: String, maxBytes: Int) -> Bool {
