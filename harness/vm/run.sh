@@ -5,6 +5,7 @@
 # QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in docs/development.md.
 #
 #   harness/vm/run.sh [--require] [--gpiod2]
+#   harness/vm/run.sh --powercut [--full] [--require]     (harness/powercut/run.sh)
 #
 # --gpiod2: the GPIO checks (groups gpio, torch, doctor, inputs) again, with the kiosk built in the trixie
 # root (harness/trixie/run.sh: libgpiod v2, swiftlang) and trixie's libraries and v2 command-line
@@ -22,6 +23,8 @@ REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
 GPIOD2=0
+# --powercut: power cuts under dm-log-writes instead (harness/powercut/run.sh, its own options after).
+[ "${1:-}" = --powercut ] && { shift; exec "$REPO/harness/powercut/run.sh" "$@"; }
 for arg in "$@"; do
   case $arg in
     --require) REQUIRE=1 ;;

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Power cuts tested as file systems are tested (issue 45): the release kiosk's state on ext4 over
+# device-mapper's log-writes target in a QEMU VM booted from Debian's own kernel (the VM tier's,
+# harness/vm), the log replayed to every flush, FUA and mark and between them, each point mounted
+# and started; see harness/powercut/guest.sh for what is checked.
+#
+#   harness/powercut/run.sh [--full] [--require]       (also: harness/vm/run.sh --powercut ...)
+#
+# Bounded by default (CI: the kiosk's 8 grants and 3 modes at their marks and a few points between,
+# the self-test's nosync path at its marks; 72 s on the 2-core machine beside other work); --full:
+# 16 grants, every point of the kiosk's log, and each broken write path with its control.
+# KIOSK_VM_BINARY: this kiosk instead of the checkout's release build; KIOSK_POWERCUT_EXPECT=broken
+# with it: a test build that skips its fsync, whose points must fail. KIOSK_POWERCUT_TOKENS,
+# _POINTS, _VARIANTS (the self-test's, comma-separated, or none): see below and guest.sh.
+# Prints PASS/FAIL/INFO lines, "powercut: N points, M failures" for the kiosk and for each broken
+# write path of the self-test, and ends with "N passed, M failed"; exit 0 when nothing failed. When
+# it cannot run here it prints one "SKIP powercut: why" line and exits 0 (1 with --require or
+# KIOSK_VM_REQUIRE=1). Caches under $KIOSK_VM_CACHE (default .cache/vm), shared with harness/vm.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
+REQUIRE=${KIOSK_VM_REQUIRE:-0}
+MODE=bounded
+for arg in "$@"; do
+  case $arg in
+    --full) MODE=full ;;
+    --require) REQUIRE=1 ;;
+    *) echo "usage: $0 [--full] [--require]" >&2; exit 64 ;;
+  esac
+done
+BINARY=${KIOSK_VM_BINARY:-}
+PEERS_PY=${KIOSK_PEERS_PYTHON:-$REPO/.cache/peers/bin/python}
+TOKENS=${KIOSK_POWERCUT_TOKENS:-}        # one-time credentials granted in the workload (8; 16 with --full)
+POINTS=${KIOSK_POWERCUT_POINTS:-}       # bounded: at most this many points a phase (guest.sh's default)
+VARIANTS=${KIOSK_POWERCUT_VARIANTS:-}   # the self-test's broken write paths, comma-separated (none: none)
+EXPECT=${KIOSK_POWERCUT_EXPECT:-}       # broken: the kiosk given (KIOSK_VM_BINARY) is a test build that skips its fsync: its points must fail
+TIMEOUT_S=${KIOSK_VM_TIMEOUT:-3600}
+[ "$MODE" = bounded ] && TIMEOUT_S=${KIOSK_VM_TIMEOUT:-900}
+[ -n "$TOKENS" ] || { TOKENS=8; [ "$MODE" = full ] && TOKENS=16; }
+for v in $(compgen -e | grep -E '^KIOSK_(VM|PEERS_PYTHON$|POWERCUT)'); do unset "$v"; done
+export PATH=$PATH:/opt/swift/usr/bin
+
+t_start=$(date +%s%N)
+stamp() { local ms=$(( ($(date +%s%N) - t_start) / 1000000 )); printf 'powercut: +%d.%ds %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$*"; }
+skip() {
+  echo "SKIP powercut: $*"
+  if [ "$REQUIRE" = 1 ]; then echo "0 passed, 1 failed"; exit 1; fi
+  exit 0
+}
+die() { echo "FAIL powercut: $*"; echo "0 passed, 1 failed"; exit 1; }
+
+[ "$(uname -s)-$(uname -m)" = Linux-x86_64 ] || skip "needs x86-64 Linux (this is $(uname -s)-$(uname -m))"
+command -v dpkg-query >/dev/null && command -v apt-get >/dev/null || skip "needs Debian (dpkg, apt-get)"
+
+# The host's Debian packages: QEMU, busybox, the kernel's version (linux-headers-amd64: the kernel
+# itself is only downloaded into the cache), zint (the QR codes' modules), the guest's tools
+# (e2fsprogs, dmsetup: copied in with their libraries), gcc for the static helpers.
+PACKAGES="qemu-system-x86 busybox-static kmod linux-headers-amd64 cpio zint e2fsprogs dmsetup python3 gcc libc6-dev"
+# shellcheck disable=SC2086
+"$REPO/harness/host-packages.sh" --log "${TMPDIR:-/tmp}/kiosk-powercut-apt.log" powercut $PACKAGES \
+  || skip "could not install its Debian packages (see above)"
+"$PEERS_PY" -c 'import cwt, pyotp' 2>/dev/null || skip "no test peers with cwt at $PEERS_PY (make peers)"
+
+# --- the kernel: Debian's, as harness/vm/run.sh fetches it (the same cache) -----------------------
+KVER=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 | sed -n 's/.*linux-headers-\([^ ]*\) .*/\1/p')
+KPKGVER=$(dpkg-query -W -f='${Version}' "linux-headers-$KVER")
+K=$CACHE/kernel-$KVER-$KPKGVER
+mkdir -p "$CACHE/debs"
+if [ ! -e "$K/kroot.done" ]; then
+  deb=$(ls "$CACHE/debs/linux-image-${KVER}_${KPKGVER}_"*.deb 2>/dev/null | head -1 || true)
+  if [ -z "$deb" ]; then
+    (cd "$CACHE/debs" && apt-get -o APT::Sandbox::User=root download -q "linux-image-$KVER=$KPKGVER" >/dev/null) || die "apt-get download linux-image-$KVER failed"
+    deb=$(ls "$CACHE/debs/linux-image-${KVER}_${KPKGVER}_"*.deb | head -1)
+  fi
+  rm -rf "$K/kroot" && mkdir -p "$K"
+  dpkg-deb -x "$deb" "$K/kroot"
+  touch "$K/kroot.done"
+  stamp "kernel $KVER unpacked"
+fi
+VMLINUZ=$K/kroot/boot/vmlinuz-$KVER
+MODDIR=$K/kroot/lib/modules/$KVER
+[ -e "$MODDIR/modules.dep" ] || depmod -b "$K/kroot" "$KVER"
+[ -e "$MODDIR/kernel/drivers/md/dm-log-writes.ko" ] || die "Debian's kernel $KVER has no dm-log-writes.ko"
+
+# --- the kiosk: release -------------------------------------------------------------------------
+KIOSK_BIN=$BINARY
+if [ -z "$KIOSK_BIN" ]; then
+  command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"
+  (cd "$REPO" && swift build -c release --static-swift-stdlib --product kiosk >"$CACHE/swift-build.log" 2>&1) ||
+    { tail -30 "$CACHE/swift-build.log"; die "swift build failed"; }
+  KIOSK_BIN=$REPO/.build/release/kiosk
+  stamp "kiosk built"
+fi
+[ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-powercut.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+ROOT=$W/root
+mkdir -p "$ROOT"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,harness,powercut,lib/modules/"$KVER"/deps}
+
+# --- the host's part: the replayer against a log written by the documented format --------------
+gcc -O2 -static -Wall -Wextra -o "$ROOT/bin/replay-log" "$HERE/replay-log.c"
+gcc -O2 -static -Wall -Wextra -o "$ROOT/bin/pc-writer" "$HERE/writer.c"
+gcc -O2 -static -o "$ROOT/bin/vmtool" "$REPO/harness/vm/vmtool.c"
+host_out=$(python3 "$HERE/test-replay-log.py" "$ROOT/bin/replay-log") || true
+echo "$host_out" | grep -E '^FAIL ' || true
+host_pass=$(echo "$host_out" | grep -c '^PASS ' || true)
+host_fail=$(echo "$host_out" | grep -c '^FAIL ' || true)
+[ "$host_fail" = 0 ] && echo "PASS host: replay-log lists and replays a log of the documented format ($host_pass checks)"
+
+# --- the credentials: minted by the project's example issuer, drawn for the replay camera -------
+"$PEERS_PY" "$HERE/mint.py" "$ROOT/powercut" "$TOKENS" || die "mint.py failed"
+"$KIOSK_BIN" decode "$ROOT/powercut/tokens/001.pgm" | grep -q ': QR-Code: KC1:' || die "the first credential's picture does not decode"
+rm -f "$ROOT/powercut/issuer.key"
+stamp "$TOKENS one-time credentials minted and drawn"
+
+# --- the initramfs ---------------------------------------------------------------------------------
+cp /bin/busybox "$ROOT/bin/busybox"
+ln -s busybox "$ROOT/bin/sh"
+strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
+tools="/usr/sbin/mke2fs /usr/sbin/e2fsck /usr/sbin/dmsetup"
+for t in $tools; do cp "$t" "$ROOT/usr/sbin/"; done
+cp /etc/mke2fs.conf "$ROOT/etc/"
+# shellcheck disable=SC2086
+# libcrypto: the kiosk dlopen()s it for the credentials' signatures (ldd does not list it).
+crypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64/ { print $NF; exit }')
+[ -n "$crypto" ] || die "no libcrypto.so.3 (libssl3)"
+mkdir -p "$ROOT$(dirname "$crypto")" && cp -L "$crypto" "$ROOT$crypto"
+for f in $(ldd "$ROOT/bin/kiosk" $crypto $tools 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
+  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
+done
+for m in loop dm-log-writes ext4; do
+  modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
+  while read -r ko; do
+    rel=${ko#"$MODDIR"/}
+    mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
+    cp "$ko" "$ROOT/lib/modules/$KVER/$rel"
+    echo "/lib/modules/$KVER/$rel"
+  done >"$ROOT/lib/modules/$KVER/deps/$m"
+  [ -s "$ROOT/lib/modules/$KVER/deps/$m" ] || die "no module $m in $KVER"
+done
+cp "$REPO/harness/vm/init.sh" "$ROOT/init" && chmod +x "$ROOT/init"
+cp "$REPO/harness/vm/guest-tests.sh" "$ROOT/harness/"
+cp "$HERE/guest.sh" "$ROOT/powercut/"
+echo "$KVER" >"$ROOT/harness/kernel"
+(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
+stamp "initramfs $(du -m "$W/initrd.cpio" | cut -f1) MB"
+
+# --- boot ------------------------------------------------------------------------------------------
+LOG=$CACHE/last-powercut.log
+set +e
+timeout "$TIMEOUT_S" qemu-system-x86_64 \
+  -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+  -kernel "$VMLINUZ" -initrd "$W/initrd.cpio" \
+  -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 POWERCUT=$MODE${POINTS:+ POWERCUT_POINTS=$POINTS}${VARIANTS:+ POWERCUT_VARIANTS=$VARIANTS}${EXPECT:+ POWERCUT_EXPECT=$EXPECT}" \
+  -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+  -display none -serial stdio -monitor none -no-reboot -nodefaults </dev/null 2>&1 |
+  tr -d '\r' | tee "$LOG" | grep --line-buffered -E '^(PASS|FAIL|SKIP|INFO|powercut:) '
+status=${PIPESTATUS[0]}
+set -e
+stamp "VM finished (QEMU status $status; console in $LOG)"
+
+passed=$(( $(grep -c '^PASS ' "$LOG" || true) + (host_fail == 0 ? 1 : 0) ))
+failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail ))
+case $status in
+  1) grep -qE '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" || { echo "FAIL powercut: guest passed but printed no RESULT line"; failed=$((failed + 1)); } ;;
+  3) [ "$failed" -gt 0 ] || { echo "FAIL powercut: guest reported failure without a FAIL line"; failed=$((failed + 1)); } ;;
+  124) echo "FAIL powercut: timed out after ${TIMEOUT_S}s (see $LOG)"; failed=$((failed + 1)) ;;
+  *) echo "FAIL powercut: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
+esac
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
