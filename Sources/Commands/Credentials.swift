@@ -10,7 +10,8 @@ import Policy
 /// loaded, the trust directory, revocations and TOTP secrets read, the used-token store opened.
 enum CredentialSetup {
     /// The verifier and its worker, or the exit status after the reasons were logged.
-    static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, logger: Logger) -> Result<CredentialWorker, ExitCode> {
+    static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, clock: ClockSynchronization? = nil,
+                      logger: Logger) -> Result<CredentialWorker, ExitCode> {
         do {
             try Crypto.load()
         } catch {
@@ -36,7 +37,8 @@ enum CredentialSetup {
             return .failure(ExitCode(ExitStatus.unavailable))
         }
         let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
-                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"))
+                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"),
+                                          synchronization: clock ?? KernelClockSynchronization())
         logReloaded(trust, store: store, logger: logger, reason: "start")
         return .success(CredentialWorker(verifier: verifier))
     }
@@ -109,16 +111,12 @@ enum CredentialSetup {
         } catch {
             add(.fail, "crypto", "\(error): install libssl3 (libssl3t64 on trixie)")
         }
-        let synced = KernelClockSynchronization().isSynchronized
-        if synced {
-            add(.pass, "clock", "the kernel says the system clock is synchronized")
-        } else {
-            add(c.requireSyncedClock ? .fail : .warn, "clock", "the kernel says the system clock is NOT synchronized (adjtimex STA_UNSYNC): "
-                + (c.requireSyncedClock ? "time-bound credentials and rotating codes are denied until NTP has set it (timedatectl; systemd-timesyncd)"
-                                        : "KIOSK_REQUIRE_SYNCED_CLOCK=0: they are judged by this clock anyway"))
-        }
         // issue 35: the site's bundle in force, and so where each kind of file is read.
         let site = bundleSources(c, environment)
+        // issue 44: the clock's source and floor (the bundle's `issued` among the floor's sources).
+        let (clockChecks, clock) = ClockSetup.doctor(c, environment, bundleIssued: site.bundle?.bundle.issued)
+        checks += clockChecks
+        let synced = clock.judgesTime
         if let k = site.keyProblem { add(.fail, "bundle", "KIOSK_SITE_KEY=\(k): the kiosk will not start") }
         if let p = site.problem { add(.warn, "bundle", "the kept bundle is not used: \(p); the configured files are") }
         if let kept = site.bundle {
@@ -186,8 +184,8 @@ enum CredentialSetup {
                     let ahead = (0..<30).map { now.date.adding(days: $0) }.filter(access.holidays.contains)
                     add(.pass, "holidays", "closed days in the next 30 days: " + (ahead.isEmpty ? "none" : ahead.map(\.description).joined(separator: ", ")))
                 }
-                if !synced && c.requireSyncedClock && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
-                    add(.warn, "access", "the clock is not synchronized: only 'always' opens until it is")
+                if !synced && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
+                    add(.warn, "access", "the clock " + (clock.isBehind ? "is behind the floor" : "is not synchronized") + ": only 'always' opens until it is")
                 }
             } catch {
                 add(.fail, "access", "\(path): \(error)")

@@ -76,6 +76,7 @@ enum FleetSetup {
         settings.siteTopic = c.siteKey != nil && c.verdict == .credentials ? c.siteTopic : nil
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
+        settings.clock = c.verdict == .credentials
         return .success(settings)
     }
 
