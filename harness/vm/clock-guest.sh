@@ -3,8 +3,9 @@
 # issue 44: /init of the clock group's VMs (harness/vm/clock.sh boots one VM a case): the kiosk in
 # credentials mode shown one time-bound credential (valid for a day either side of the host's
 # time) in a replay, with no network unless the case is ntp. The case comes on the kernel command
-# line (clock_case=rtc|behind|none|ntp). Prints PASS/FAIL lines, the kiosk's clock and credential
-# events (INFO), the kept floor between FLOOR-BEGIN/FLOOR-END, and hands the verdict to QEMU.
+# line (clock_case=rtc|behind|none|ntp); the arm64 VM (harness/vm-arm64/clock.sh) runs it too.
+# Prints PASS/FAIL lines, the kiosk's clock and credential events (INFO), the kept floor between
+# FLOOR-BEGIN/FLOOR-END, and hands the verdict to QEMU.
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/tmp
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -13,7 +14,10 @@ mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 mkdir -p /state
+# The RTC's driver when it is a module (the arm64 VM's rtc-pl031): loaded, it sets the clock as a
+# built-in one does at boot (hctosys). The none case loads none.
 CASE=$(sed -n 's/.*clock_case=\([a-z]*\).*/\1/p' /proc/cmdline)
+if [ "$CASE" != none ] && [ -e /lib/modules/rtc.list ]; then for m in $(cat /lib/modules/rtc.list); do insmod "$m"; done; fi
 failed=0
 pass() { echo "PASS clock-$CASE: $*"; }
 fail() { echo "FAIL clock-$CASE: $*"; failed=1; }
@@ -81,7 +85,8 @@ behind)
   grep -q '^FAIL clock: the clock (2001-' /tmp/doctor.out && pass "kiosk doctor FAILs clock: $(grep '^FAIL clock:' /tmp/doctor.out | cut -c1-110)" || fail "kiosk doctor: $(grep 'clock:' /tmp/doctor.out)"
   ;;
 none)
-  # No RTC at all (QEMU's microvm with rtc=off): nothing vouches for the clock.
+  # No RTC at all (amd64: QEMU's microvm with rtc=off; arm64: the PL031's driver not loaded):
+  # nothing vouches for the clock.
   [ -z "$rtcs" ] && pass "no RTC in /sys/class/rtc" || fail "an RTC is there: $rtcs"
   run_kiosk none
   [ "$(field source)" = none ] && pass "source=none: $(field why)" || fail "source=$(field source), not none: $clockline"
@@ -96,7 +101,7 @@ ntp)
   floor=$(cat /state/clock-floor 2>/dev/null)
   run_kiosk before
   [ "$reason" = "clock behind" ] && pass "before NTP: denied clock behind (source=$(field source), behind_s=$(field behind_s))" || fail "before NTP: result=$result reason=$reason"
-  for m in $(cat /lib/modules/e1000.list); do insmod "$m" 2>/dev/null; done
+  for m in $(cat /lib/modules/net.list); do insmod "$m" 2>/dev/null; done
   ip link set lo up
   ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0 || fail "no eth0"
   port=$(sed -n 's/.*ntp_port=\([0-9]*\).*/\1/p' /proc/cmdline)
@@ -121,5 +126,6 @@ ntp)
 esac
 echo "RESULT clock-$CASE failed=$failed"
 sync
-if [ "$failed" = 0 ]; then vmtool exit 0; else vmtool exit 1; fi
+# amd64: isa-debug-exit gives QEMU the verdict; arm64 (no such port): the RESULT line does.
+if command -v vmtool >/dev/null; then if [ "$failed" = 0 ]; then vmtool exit 0; else vmtool exit 1; fi; fi
 poweroff -f
