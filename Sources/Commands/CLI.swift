@@ -142,6 +142,7 @@ public enum KioskCommand {
             if !problems.isEmpty { return ExitStatus.config }
             print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders, "
                   + "\(trust.ticketKeys.count) event keys (pretix), \(trust.holders.count) pass holders")
+            print("# clock: " + ClockSetup.checkLine(config, environment, bundleIssued: site.bundle?.bundle.issued))
             // issue 33: the door's rules as understood, at the local time now.
             if let access = trust.access {
                 let now = LocalTime.wallClock(unixSeconds())

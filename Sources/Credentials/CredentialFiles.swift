@@ -112,6 +112,8 @@ public struct CredentialSources: Equatable, Sendable {
     public var holidaysFile: String?
     /// The bundle in force (nil: none) and the kinds it carries.
     public var bundleVersion: UInt64?
+    /// issue 44: its `issued` time (a source of the clock's floor).
+    public var bundleIssued: Int64?
     public var bundleFolder: String?
     public var fromBundle: Set<SiteBundle.Kind> = []
 
@@ -128,6 +130,7 @@ public struct CredentialSources: Equatable, Sendable {
     public init(_ c: Configuration, bundle: SiteBundle, folder: String) {
         self.init(c)
         bundleVersion = bundle.version
+        bundleIssued = bundle.issued
         bundleFolder = folder
         fromBundle = Set(bundle.files.map(\.kind))
         if fromBundle.contains(.trustKey) { trustKeysDir = folder + "/trust" }

@@ -159,11 +159,12 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         do { if try Confirmation.key(payload: message.payload) != nil { o.reason = .noProof; return o } } catch { return o }
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
-        let synced = synchronization.isSynchronized
-        o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synced,
-                                          isRevoked: { revoked.contains($0) })
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(CredentialCheck.claims(claims, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
+                                                            isRevoked: { revoked.contains($0) }), time)
         guard o.reason == .valid else { return o }
-        o.reason = allowed(claims.groups ?? [], access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(claims.groups ?? [], access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp, claims.uses ?? 1) }, now: now)
         return o
@@ -186,13 +187,14 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
             expected = ""  // the wrong number of digits, or a time before 1970: it cannot match
         }
         let now = wallClock()
-        let synced = synchronization.isSynchronized
-        o.reason = CredentialCheck.rotating(code, expected: expected, period: period, rules: rules, now: now,
-                                            clockSynced: synced, isRevoked: { revoked.contains($0) })
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(CredentialCheck.rotating(code, expected: expected, period: period, rules: TimeSource.rules(rules, time),
+                                                              now: now, clockSynced: synced, isRevoked: { revoked.contains($0) }), time)
         guard o.reason == .valid else { return o }
         o.sub = code.holder
         o.groups = secret?.groups ?? []
-        o.reason = allowed(secret?.groups ?? [], access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(secret?.groups ?? [], access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
         let until = (step + 1) * period + period
@@ -226,13 +228,14 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.subevent = t.subevent == 0 ? nil : t.subevent
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
-        let synced = synchronization.isSynchronized
-        o.reason = TicketCheck.ticket(t, rules: rules, now: now, clockSynced: synced,
-                                      revoked: revoked.contains(String(decoding: payload, as: UTF8.self)))
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(TicketCheck.ticket(t, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
+                                                        revoked: revoked.contains(String(decoding: payload, as: UTF8.self))), time)
         guard o.reason == .valid else { return o }
         let groups = access.map { $0.rules.groups(forTicket: t.item, variation: t.variation, subevent: t.subevent) } ?? []
         o.groups = groups
-        o.reason = allowed(groups, access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         let entry = UsedTokens.ticketKey(payloadDigest: digest)
         o.reason = admit(subject: entry, token: rules.ticketEntries > 0 ? (entry, t.validUntil, rules.ticketEntries) : nil, now: now)
@@ -241,12 +244,13 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
 
     /// The door's rules, when there are any: after every check of the credential itself, before
     /// antipassback and the store (a credential refused here does not use up a one-time token).
-    /// The clock counts as synchronised when `KIOSK_REQUIRE_SYNCED_CLOCK=0` (0.3's rule).
+    /// `synced`: the clock judges (`TimeSource.judges`: a source vouches, or
+    /// `KIOSK_REQUIRE_SYNCED_CLOCK=0`, 0.3's rule; never behind the floor, issue 44).
     /// In a lockdown only the `lockdown-allow` groups open (none without rules).
     func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
         let lockdown = lock.withLock { lockdownNow }?() ?? false
         guard let access else { return lockdown ? .lockdown : .valid }
-        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock, lockdown: lockdown))
+        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced, lockdown: lockdown))
     }
 
     /// Antipassback, then the store (a denied subject does not use up a one-time token).

@@ -520,7 +520,8 @@ public final class BrokerLink: @unchecked Sendable {
         announceDue = false
         guard let prefix = settings.discoveryPrefix else { return }
         let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version,
-                                               door: settings.door, tamper: settings.tamper, commands: settings.commands)
+                                               door: settings.door, tamper: settings.tamper, commands: settings.commands,
+                                               clock: settings.clock)
         for m in discovery.messages { _ = publish(s, m.topic, Array(m.payload.utf8), qos: 1, retain: true) }
     }
 

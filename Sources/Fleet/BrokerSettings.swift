@@ -75,6 +75,8 @@ public struct BrokerSettings: Sendable {
     /// issue 25: the door contact and the tamper loop are watched (their discovery entities).
     public var door = false
     public var tamper = false
+    /// issue 44: credentials mode: the clock's sensor (`clock` in `<topic>/state`).
+    public var clock = false
 
     public init(address: BrokerAddress, topics: FleetTopics, clientID: String, user: String? = nil,
                 password: BrokerPassword? = nil, caFile: String? = nil, discoveryPrefix: String? = "homeassistant",

@@ -99,10 +99,13 @@ public enum KioskService {
 
         // issue 21: the verifier, before any line is requested (a bad trust directory is exit 78).
         var credentials: CredentialWorker?
+        // The clock's source and floor (the bundle's `issued` among the floor's sources).
+        let clockWatch = config.verdict == .credentials && !demo ? ClockSetup.watch(config, environment, bundles: siteBundles, logger: logger) : nil
+        defer { clockWatch?.shutDown() }
         if config.verdict == .credentials {
             // issue 35: the bundle file first (what it carries is what the verifier reads).
             siteBundles?.takeFile(reload: false)
-            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, logger: logger) {
+            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, clock: clockWatch, logger: logger) {
             case .success(let worker):
                 credentials = worker
                 if let siteBundles { reloadables.add("site bundle") { siteBundles.takeFile(reload: false) } }
@@ -171,6 +174,10 @@ public enum KioskService {
         }
 
         let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
+        if let clockWatch {
+            clockWatch.report { fleet?.clock(ClockSetup.stateText($0)) }
+            clockWatch.start()
+        }
         if let siteBundles {
             fleet?.bundle(siteBundles.standing)
             siteBundles.report { fleet?.bundle($0) }
@@ -183,7 +190,7 @@ public enum KioskService {
         let verifier = credentials?.verifier
         let modes = DoorModeKeeper(path: demo ? nil : DoorModeKeeper.path(environment),
                                    rules: { verifier?.currentTrust.access },
-                                   synchronized: { !requireSynced || KernelClockSynchronization().isSynchronized },
+                                   synchronized: { clockWatch?.judgesTime ?? (!requireSynced || KernelClockSynchronization().isSynchronized) },
                                    wallClockMs: BrokerLink.wallClockMilliseconds, clock: MonotonicClock(label: "kiosk.mode"), logger: logger)
         verifier?.follow(lockdown: { modes.isLockdown })
         door.follow(lockdown: { modes.isLockdown })

@@ -302,8 +302,17 @@ if grep -q '^LCPGM-END$' "$LOG"; then
   fi
 fi
 
-passed=$(( $(grep -c '^PASS ' "$LOG" || true) + host_passed ))
-failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail ))
+# issue 44: the clock group, four boots of its own with the same kiosk (harness/vm/clock.sh).
+clock_pass=0 clock_fail=0
+rm -f "$CACHE/last-run-clock.log"
+if [ -z "$SYSROOT" ]; then
+  KIOSK_VM_BINARY=$KIOSK_BIN KIOSK_VM_CACHE=$CACHE "$HERE/clock.sh" 2>&1 | tee "$CACHE/last-run-clock.log" | grep -E '^(PASS|FAIL|SKIP) ' || true
+  clock_pass=$(grep -c '^PASS ' "$CACHE/last-run-clock.log" || true)
+  clock_fail=$(grep -c '^FAIL ' "$CACHE/last-run-clock.log" || true)
+fi
+
+passed=$(( $(grep -c '^PASS ' "$LOG" || true) + host_passed + clock_pass ))
+failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail + clock_fail ))
 guest=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -1 || true)
 case $status in
   1) [ -n "$guest" ] || { echo "FAIL vm: guest passed but printed no RESULT line"; failed=$((failed + 1)); } ;;
@@ -312,7 +321,7 @@ case $status in
   *) echo "FAIL vm: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
 esac
 # The last line names what failed, so that a CI log's tail says it.
-names=$( { grep -h '^FAIL ' "$LOG" || true; [ "$host_fail" = 0 ] || echo "FAIL host:"; [ "$failed" -le $(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail )) ] || echo "FAIL vm:"; } |
+names=$( { grep -h '^FAIL ' "$LOG" "$CACHE/last-run-clock.log" 2>/dev/null || true; [ "$host_fail" = 0 ] || echo "FAIL host:"; [ "$failed" -le $(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail + clock_fail )) ] || echo "FAIL vm:"; } |
   sed 's/^FAIL \([^:]*\):.*/\1/' | sort -u | paste -sd, | sed 's/,/, /g' | cut -c1-300)
 echo "$passed passed, $failed failed${names:+ (failed: $names)}"
 [ "$failed" = 0 ]

@@ -20,16 +20,11 @@ extension CredentialSetup {
         } catch {
             add(.fail, "crypto", "\(error): install libssl3 (libssl3t64 on trixie)")
         }
-        let synced = KernelClockSynchronization().isSynchronized
-        if synced {
-            add(.pass, "clock", "the kernel says the system clock is synchronized")
-        } else {
-            add(c.requireSyncedClock ? .fail : .warn, "clock", "the kernel says the system clock is NOT synchronized (adjtimex STA_UNSYNC): "
-                + (c.requireSyncedClock ? "time-bound credentials and rotating codes are denied until NTP has set it (timedatectl; systemd-timesyncd)"
-                                        : "KIOSK_REQUIRE_SYNCED_CLOCK=0: they are judged by this clock anyway"))
-        }
-        // issue 35: the site's bundle in force, and so where each kind of file is read.
         let site = bundleSources(c, environment)
+        // The clock's source and floor (the bundle's `issued` among the floor's sources).
+        let (clockChecks, clock) = ClockSetup.doctor(c, environment, bundleIssued: site.bundle?.bundle.issued)
+        checks += clockChecks
+        let synced = clock.judgesTime
         if let k = site.keyProblem { add(.fail, "bundle", "KIOSK_SITE_KEY=\(k): the kiosk will not start") }
         if let p = site.problem { add(.warn, "bundle", "the kept bundle is not used: \(p); the configured files are") }
         if let kept = site.bundle {
@@ -103,8 +98,8 @@ extension CredentialSetup {
                     let ahead = (0..<30).map { now.date.adding(days: $0) }.filter(access.holidays.contains)
                     add(.pass, "holidays", "closed days in the next 30 days: " + (ahead.isEmpty ? "none" : ahead.map(\.description).joined(separator: ", ")))
                 }
-                if !synced && c.requireSyncedClock && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
-                    add(.warn, "access", "the clock is not synchronized: only 'always' opens until it is")
+                if !synced && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
+                    add(.warn, "access", "the clock " + (clock.isBehind ? "is behind the floor" : "is not synchronized") + ": only 'always' opens until it is")
                 }
             } catch {
                 add(.fail, "access", "\(path): \(error)")

@@ -13,6 +13,8 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     case antipassback
     case malformed
     case clockNotSynchronized = "clock not synchronized"
+    /// issue 44: the clock is before the floor (a time that has certainly passed).
+    case clockBehind = "clock behind"
     case notACredential = "not a credential"
     case storeFull = "store full"
     // issue 33: the door's rules (interface.md 0.4)

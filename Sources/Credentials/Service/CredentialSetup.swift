@@ -9,7 +9,8 @@ import Policy
 /// trust directory, revocations and TOTP secrets read, the used-token store opened.
 public enum CredentialSetup {
     /// The verifier and its worker, or the exit status after the reasons were logged.
-    public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, logger: Logger) -> Result<CredentialWorker, ExitCode> {
+    public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, clock: ClockSynchronization? = nil,
+                             logger: Logger) -> Result<CredentialWorker, ExitCode> {
         do {
             try Crypto.load()
         } catch {
@@ -35,7 +36,8 @@ public enum CredentialSetup {
             return .failure(ExitCode(ExitStatus.unavailable))
         }
         let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
-                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"))
+                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"),
+                                          synchronization: clock ?? KernelClockSynchronization())
         logReloaded(trust, store: store, logger: logger, reason: "start")
         return .success(CredentialWorker(verifier: verifier))
     }

@@ -94,6 +94,9 @@ public struct KioskState: Equatable, Sendable {
     public var tamper: Bool?
     /// issue 35: the site bundles (nil: no site key, and no `bundle` member).
     public var bundle: BundleStanding?
+    /// issue 44: the clock's source (`ntp`, `rtc`, `none`) or `behind` (nil: not credentials mode,
+    /// and no `clock` member).
+    public var clock: String?
 
     /// The site bundle in force at this door, and the newest one it was given, verified, and
     /// could not take (a door behind the site shows it).
@@ -116,13 +119,14 @@ public struct KioskState: Equatable, Sendable {
 
     /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`, then
     /// `"tamper":"alarm"|"ok"` with a tamper line, then `"bundle":N|null,"bundle_refused":M|null`
-    /// with a site key (issue 35).
+    /// with a site key (issue 35), then `"clock":"ntp"|"rtc"|"none"|"behind"` in credentials mode (issue 44).
     public var json: String {
         let torch = torchOn.map { $0 ? "on" : "off" } ?? "none"
         let last = lastScanMs.map { "\"\(RFC3339.utc(millisecondsSinceEpoch: $0))\"" } ?? "null"
         let tamperText = tamper.map { ",\"tamper\":\"\($0 ? "alarm" : "ok")\"" } ?? ""
         let bundleText = bundle.map { ",\"bundle\":\($0.inForce.map(String.init) ?? "null"),\"bundle_refused\":\($0.refused.map(String.init) ?? "null")" } ?? ""
-        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)\(bundleText)}"
+        let clockText = clock.map { ",\"clock\":\(JSONText.quoted($0))" } ?? ""
+        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)\(bundleText)\(clockText)}"
     }
 }
 

@@ -18,10 +18,13 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     /// issue 33 (`KIOSK_MQTT_COMMANDS=1` with a strike): a select for the door's mode and a
     /// button that opens it, both sending the building's commands.
     public var commands: Bool
+    /// issue 44 (credentials mode): a sensor for the clock's source (`clock` in `<topic>/state`).
+    public var clock: Bool
 
     public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false,
-                commands: Bool = false) {
+                commands: Bool = false, clock: Bool = false) {
         self.commands = commands
+        self.clock = clock
         self.prefix = prefix
         self.nodeID = FleetTopics.topicLevel(clientID)
         self.topics = topics
@@ -80,6 +83,11 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                 + "\"icon\":\"mdi:door-closed-lock\""))
             doorEntities.append(entity("button", "open", "\"name\":\"Open\",\"command_topic\":\(q(topics.command)),"
                 + "\"command_template\":\(q("{\"command\":\"open\",\(stamp)}")),\"icon\":\"mdi:door-open\""))
+        }
+        if clock {
+            doorEntities.append(entity("sensor", "clock", "\"name\":\"Clock\",\"state_topic\":\(q(topics.state)),"
+                + "\"value_template\":\(q("{{ value_json.clock }}")),\"device_class\":\"enum\",\"options\":[\"ntp\",\"rtc\",\"none\",\"behind\"],"
+                + "\"icon\":\"mdi:clock-check-outline\",\"entity_category\":\"diagnostic\""))
         }
         return [
             tag,

@@ -135,6 +135,8 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
     }
     public func tamper(_ active: Bool) { change { $0.tamper = active } }
+    /// issue 44: the clock's source (`ntp`, `rtc`, `none`) or `behind`.
+    public func clock(_ state: String) { change { $0.clock = state } }
     public func mode(_ json: String) { link.publishMode(json) }
 
     /// On every way out: the codes still waiting for a verdict go without one, in order; later

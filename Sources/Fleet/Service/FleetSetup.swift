@@ -75,6 +75,7 @@ public enum FleetSetup {
         settings.siteTopic = c.siteKey != nil && c.verdict == .credentials ? c.siteTopic : nil
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
+        settings.clock = c.verdict == .credentials
         return .success(settings)
     }
 

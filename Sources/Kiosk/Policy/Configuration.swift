@@ -112,6 +112,8 @@ public struct Configuration: Equatable {
     public var clockSkewS = 30
     public var antipassbackS = 0
     public var requireSyncedClock = true
+    /// issue 44: `KIOSK_REQUIRE_SYNCED_CLOCK=ntp` (with `requireSyncedClock`): only NTP, not an RTC.
+    public var clockNTPOnly = false
     // issue 33: who may enter, and when (credentials mode); nil: every valid credential opens.
     public var accessFile: String?
     // issue 34: how many times an event ticket opens; 0: any number (not counted).
@@ -555,7 +557,11 @@ extension Configuration {
         .file("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)", \.totpFile),
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
-        .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
+        ConfigurationVariable("KIOSK_REQUIRE_SYNCED_CLOCK", ClockSetting.expected, shown: { $0.clockSetting.rawValue }) { v, c, _ in
+            guard let s = ClockSetting(rawValue: v) else { return nil }
+            c.clockSetting = s
+            return s.rawValue
+        },
         // issue 33: who may enter, and when (interface.md 0.4); the file is read at start, not here.
         .file("KIOSK_ACCESS_FILE", "the absolute path of this door's rules (schedule, holidays, allow, lockdown-allow, unlock, pretix lines)", \.accessFile),
         .line("KIOSK_EMERGENCY_LINE", \.emergencyLine),
