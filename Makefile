@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser
 
 all: build
 
@@ -187,6 +187,19 @@ hot-functions: release
 	$(SWIFT) build $(RELEASE) --product kiosk
 	harness/memory/hot-windows.py $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk Sources/KioskMain/hot-functions.order
 
+# The holder's pass page (deploy/pass/) in Debian's headless Chromium, driven by Selenium (a test
+# peer, installed into the peers' venv here: it drives /usr/bin/chromedriver, never downloads a
+# browser); `pass-page build` copies node-qrcode-generator's qrcode.js; zbarimg reads the
+# screenshots; the release kiosk replays them under faketime (harness/pass/browser.py).
+PASS_BROWSER_PACKAGES := chromium chromium-driver node-qrcode-generator zbar-tools faketime
+PASS_BROWSER_PEER := selenium==4.51.0
+test-pass-browser: release peers
+	@$(call install_missing,$(PASS_BROWSER_PACKAGES))
+	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
+	rm -rf .cache/pass-browser
+	SE_OFFLINE=true $(PEERS_PYTHON) harness/pass/browser.py --out $(CURDIR)/.cache/pass-browser \
+	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
 # The deploy/examples verdict programs, run for real (harness/examples/run.sh; a few seconds).
 test-examples: peers
 	harness/examples/run.sh
@@ -213,7 +226,8 @@ demo: release
 # The suite runs as two processes side by side (harness/xctest/shards.sh; logs in .build/xctest):
 # these classes in the second (the end-to-end ones, which mostly wait on the kiosk in real time, and
 # the benchmarks' checks), the rest in the first: the two take about as long on bookworm and trixie.
-TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests
+TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests \
+	KioskTests.OSDPEndToEndTests KioskTests.SiteBundleEndToEndTests
 # TEST_ONLY (Module, Module.Class): only those XCTest tests; TEST_PARTS: the other checks run first.
 TEST_PARTS ?= test-core test-examples test-docs
 test: release peers $(TEST_PARTS)
@@ -292,7 +306,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz: deps

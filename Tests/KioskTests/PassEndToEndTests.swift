@@ -128,6 +128,30 @@ final class PassEndToEndTests: XCTestCase {
         let store = try String(contentsOfFile: state + "/used-tokens", encoding: .utf8)
         XCTAssertTrue(store.contains("s:3:" + PayloadBytes.hex(Array("alice".utf8))), store)
         assertNoPass(store, "the used-token store")
+        assertNoSecretOnTheDoor(holderKeys: ["alice.key", "bob.key", "eve.key", "mallory.key", "carol.key"])
+    }
+
+    /// The door holds public keys only: no file of its state, trust directory or holders file is
+    /// a private key, nor holds the body of any holder's private key (the keys the phones keep).
+    func assertNoSecretOnTheDoor(holderKeys: [String], file: StaticString = #filePath, line: UInt = #line) {
+        let bodies = holderKeys.compactMap { try? String(contentsOfFile: folder + "/" + $0, encoding: .utf8) }
+            .map { $0.split(separator: "\n").filter { !$0.hasPrefix("-----") }.joined() }
+        XCTAssertEqual(bodies.count, holderKeys.count, "the peer wrote every holder's private key", file: file, line: line)
+        var looked = 0
+        for root in [state, trust, holders] {
+            var paths = [root]
+            if let walk = FileManager.default.enumerator(atPath: root) { paths = walk.compactMap { root + "/" + ($0 as! String) } + [root] }
+            for path in paths {
+                guard let data = FileManager.default.contents(atPath: path) else { continue }
+                looked += 1
+                let text = String(decoding: data, as: UTF8.self)
+                XCTAssertFalse(text.contains("PRIVATE KEY"), "\(path) holds a private key", file: file, line: line)
+                for body in bodies where !body.isEmpty {
+                    XCTAssertFalse(text.replacingOccurrences(of: "\n", with: "").contains(body), "\(path) holds a holder's private key", file: file, line: line)
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(looked, 3, "the state, the trust directory and the holders file were read", file: file, line: line)
     }
 
     /// `deploy/examples/issue-credential` with the peers' python.
