@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser test-vm-arm64-clock
 
 all: build
 
@@ -340,7 +340,7 @@ test-arm64: deploy-deps peers
 # booted from Debian's kernel (harness/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
 # installs its own Debian packages (the list is VM_PACKAGES in harness/vm/run.sh).
 # VM_ARGS=--gpiod2: the GPIO checks again with the trixie tier's kiosk and libgpiod v2.
-test-vm: deps
+test-vm: deps peers
 	harness/vm/run.sh --require $(VM_ARGS)
 
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
@@ -349,6 +349,12 @@ test-vm: deps
 # .cache/vm-arm64; docs/development.md "The arm64 package on an emulated Pi").
 test-vm-arm64: deploy-deps
 	harness/vm-arm64/run.sh
+
+# The clock with no network on the arm64 VM (harness/vm-arm64/clock.sh): the virt machine's PL031
+# at the true time, at 2001 with a kept floor, none at all, and chrony syncing from the host; the
+# arm64 kiosk of harness/arm64/build.sh (built if missing).
+test-vm-arm64-clock: deploy-deps peers
+	harness/vm-arm64/clock.sh
 
 # What a frame costs on an arm64 CPU, counted: instructions per frame of the kiosk, of zbar on
 # every full frame and of the floor, under qemu-aarch64 with a per-thread instruction-count
