@@ -179,7 +179,7 @@ final class DoorEndToEndTests: XCTestCase {
         ]), stdin: true)
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
-        XCTAssertTrue(waitUntil { self.subscribed(broker, command) }, "the kiosk subscribes to \(command)")
+        XCTAssertEventually("the kiosk subscribes to \(command)") { self.subscribed(broker, command) }
 
         let t = now()
         try publish(broker, command, #"{"id":"open-1","command":"open","ms":700,"time":\#(t)}"#)
@@ -235,7 +235,7 @@ final class DoorEndToEndTests: XCTestCase {
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
         // Its one subscription, to Home Assistant's status, is made: commands would have come with it.
-        XCTAssertTrue(waitUntil { self.subscribed(broker, "ha-\(self.id)/status") }, "the discovery subscription")
+        XCTAssertEventually("the discovery subscription") { self.subscribed(broker, "ha-\(self.id)/status") }
         try publish(broker, topic + "/command", #"{"id":"open-1","command":"open","time":\#(now())}"#)
         usleep(1_000_000)
         replay.feed(try FleetEndToEndTests.frame(nil))
@@ -244,14 +244,5 @@ final class DoorEndToEndTests: XCTestCase {
         XCTAssertEqual(kiosk.of("command").count, 0, kiosk.text)
         XCTAssertEqual(kiosk.of("door").count, 0, kiosk.text)
         XCTAssertEqual(sub.messages.count, 0)
-    }
-
-    func waitUntil(seconds: Double = 15, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
-        }
-        return true
     }
 }
