@@ -236,8 +236,14 @@ final class DoorEndToEndTests: XCTestCase {
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
         // Its one subscription, to Home Assistant's status, is made: commands would have come with it.
         XCTAssertEventually("the discovery subscription") { self.subscribed(broker, "ha-\(self.id)/status") }
+        let announced = try MosquittoSubscriber(broker: broker, topic: "ha-\(id)/tag/+/scan/config")
+        XCTAssertEqual(announced.waitFor { $0.count >= 1 }.count, 1, "the first announcement")
         try publish(broker, topic + "/command", #"{"id":"open-1","command":"open","time":\#(now())}"#)
-        usleep(1_000_000)
+        // Then Home Assistant's `online`, which the kiosk does hear: its answer (discovery announced
+        // again) proves the kiosk has read what the broker had for it before, the command included
+        // had it been subscribed.
+        try publish(broker, "ha-\(id)/status", "online")
+        XCTAssertEqual(announced.waitFor { $0.count >= 2 }.count, 2, "announced again on Home Assistant's online")
         replay.feed(try FleetEndToEndTests.frame(nil))
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
         XCTAssertFalse(subscribed(broker, topic + "/command"), (try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "")
