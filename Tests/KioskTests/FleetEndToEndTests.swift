@@ -311,8 +311,7 @@ final class FleetEndToEndTests: XCTestCase {
         broker.stop()
         for i in 21...25 { replay.feed(try Self.frame(code(i))) }
         XCTAssertTrue(kiosk.waitFor("scan", count: 25), kiosk.text)
-        let spoolDeadline = Date().addingTimeInterval(10)
-        while spooled(state) < 5 && Date() < spoolDeadline { usleep(20_000) }
+        XCTAssertEventually("the five codes on disk", within: 10) { self.spooled(state) >= 5 }
         XCTAssertEqual(spooled(state), 5, "the five codes are on disk")
         kiosk.kill9()
         XCTAssertEqual(kiosk.wait(), -SIGKILL)
