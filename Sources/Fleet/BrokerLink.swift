@@ -67,6 +67,9 @@ public final class BrokerLink: @unchecked Sendable {
     public let spool: Spool
     private let onEvent: @Sendable (BrokerEvent) -> Void
     private let wallClockMs: @Sendable () -> Int64
+    /// What the back-off, the CONNACK timeout and the stop's grace are measured on (a test's
+    /// `ManualClock` moves them by hand). libmosquitto's keepalive runs on its own clock.
+    private let clock: Clock
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -92,12 +95,14 @@ public final class BrokerLink: @unchecked Sendable {
 
     /// `spool`: opened by the caller in `$STATE_DIRECTORY` (else /var/lib/kiosk), sized by
     /// `KIOSK_MQTT_QUEUE`; what it holds from a previous run is sent first. `onEvent` is called
-    /// on the MQTT thread.
-    public init(settings: BrokerSettings, spool: Spool,
+    /// on the MQTT thread. `clock`: the service's monotonic clock; the MQTT thread is woken through
+    /// `clock.schedule` when a retry comes due, so that a manual clock's advance starts it at once.
+    public init(settings: BrokerSettings, spool: Spool, clock: Clock = MonotonicClock(label: "kiosk.mqtt.clock"),
                 wallClockMs: @escaping @Sendable () -> Int64 = BrokerLink.wallClockMilliseconds,
                 onEvent: @escaping @Sendable (BrokerEvent) -> Void) {
         self.settings = settings
         self.spool = spool
+        self.clock = clock
         self.onEvent = onEvent
         self.wallClockMs = wallClockMs
         scanIDs = ScanID(random: BrokerLink.randomBytes(8))
@@ -270,16 +275,18 @@ public final class BrokerLink: @unchecked Sendable {
     /// `limitNs` bounds the whole wait for the network (default: the grace and 1 s more), so that
     /// a stop on SIGTERM keeps its second; the spool's writer is always waited for (up to the
     /// grace and 1 s), so that what was published is on disk before the process ends.
+    /// The grace is measured on the link's clock (the MQTT thread's deadline); how long this call
+    /// blocks is bounded in real time whatever the clock, so that a stop never hangs.
     @discardableResult
     public func stop(graceNs: UInt64 = 2_000_000_000, limitNs: UInt64? = nil) -> Bool {
-        let deadline = monotonicNanoseconds() + graceNs
         let wasStarted = shared.lock_ { () -> Bool in
-            if stopDeadlineNs == nil { stopDeadlineNs = deadline }
+            if stopDeadlineNs == nil { stopDeadlineNs = clock.now() + graceNs }
             shared.broadcast()
             return started
         }
         guard wasStarted else { return true }
         wake()
+        let deadline = monotonicNanoseconds() + graceNs
         let giveUp = deadline + 1_000_000_000
         let networkGiveUp = limitNs.map { min(giveUp, deadline - graceNs + $0) } ?? giveUp
         return shared.lock_ {
@@ -330,7 +337,7 @@ public final class BrokerLink: @unchecked Sendable {
                 defer { pendingStats = nil }
                 return (stopDeadlineNs, desiredState, pendingStats, spoolWriterDone)
             }
-            let now = monotonicNanoseconds()
+            let now = clock.now()
             if let stopAt {
                 if session == nil || !isConnected && now >= stopAt { break }
                 if isConnected && finishStopping(now: now, deadline: stopAt, writerDone: writerDone) { break }
@@ -345,7 +352,7 @@ public final class BrokerLink: @unchecked Sendable {
                 }
                 if let stats { _ = publish(s, settings.topics.stats, Array(stats.utf8), qos: 0, retain: false) }
                 if offlineMid == nil { sendSpooled(s) }
-            } else if session != nil && connackCode == nil && monotonicNanoseconds() &- sessionStartedNs > settings.connectTimeoutNs {
+            } else if session != nil && connackCode == nil && clock.now() &- sessionStartedNs > settings.connectTimeoutNs {
                 endSession(reason: "no CONNACK from the broker within \(settings.connectTimeoutNs / 1_000_000_000) s")
             }
             waitForWork(now: now, stopping: stopAt)
@@ -427,7 +434,7 @@ public final class BrokerLink: @unchecked Sendable {
             return scheduleRetry(reason: "mosquitto_new failed: \(Errno.current.message)")
         }
         session = s
-        sessionStartedNs = monotonicNanoseconds()
+        sessionStartedNs = clock.now()
         _ = mosquitto_int_option(s, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
         mosquitto_connect_callback_set(s) { _, context, rc in
             BrokerLink.from(context).connackCode = rc
@@ -481,12 +488,16 @@ public final class BrokerLink: @unchecked Sendable {
         backoff.initialNs = settings.backoffInitialNs
         backoff.capNs = settings.backoffCapNs
         let delay = backoff.delay(attempt: attempt)
-        nextAttemptNs = monotonicNanoseconds() + delay
+        nextAttemptNs = clock.now() + delay
         if wasConnected || saidConnected || reason != lastReasonSaid {
             onEvent(.disconnected(reason: reason, retryInMs: Int(delay / 1_000_000)))
             lastReasonSaid = reason
             saidConnected = false
         }
+        // The poll below also times out to the attempt; this wake is for a clock that is not the
+        // poll's (a test's manual clock): scheduled after the event, so that a test that sees it
+        // pending knows this attempt's outcome has been told.
+        clock.schedule(afterNs: delay) { [weak self] in self?.wake() }
     }
 
     /// The broker accepted: `online`, discovery, state, then the spooled scans.

@@ -179,9 +179,8 @@ final class CredentialEndToEndTests: XCTestCase {
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("credentials_reloaded"), kiosk.text)
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
-        let deadline = Date().addingTimeInterval(15)
-        while !((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "").contains("\t\(topic)/command (QoS"), Date() < deadline {
-            usleep(20_000)
+        XCTAssertEventually("the kiosk subscribes to \(topic)/command") {
+            ((try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "").contains("\t\(topic)/command (QoS")
         }
         fifo.feed(try FleetEndToEndTests.frame(Array(before.utf8)))
         fifo.feed(try FleetEndToEndTests.frame(nil))

@@ -235,12 +235,7 @@ public final class MosquittoSubscriber: @unchecked Sendable {  // used from one 
     /// Waits (at most `seconds`) until `condition` holds for what arrived; returns it.
     @discardableResult
     public func waitFor(seconds: Double = 15, _ condition: ([Message]) -> Bool) -> [Message] {
-        let deadline = Date().addingTimeInterval(seconds)
-        while true {
-            let m = messages
-            if condition(m) || Date() >= deadline { return m }
-            usleep(20_000)
-        }
+        eventuallyValue("the subscriber's messages", within: seconds, every: 0.02, { messages }, until: condition)
     }
 }
 
