@@ -61,11 +61,11 @@ let package = Package(
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // The loader of the libcamera plugin (plugins/libcamera/, dlopen'd): libcamera is never linked.
-        .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CLibcamera", dependencies: ["CPlatform"], path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
         // zxing-cpp (C++) behind a C API: the one place that knows 1.4 (bookworm) from 2.3 (trixie).
         .target(name: "CZXing", path: "Sources/CZXing", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
         // OpenSSL's libcrypto behind a C API, dlopen()ed on first use (credentials, OSDP): never linked.
-        .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCrypto", dependencies: ["CPlatform"], path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         // The pure core: every concern's Policy/ folder, one module with no dependency.
         .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
         // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
-        .target(name: "CICal", path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CICal", dependencies: ["CPlatform"], path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
-        .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
         // The service: its own files and every concern's Service/ folder.
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
