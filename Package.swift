@@ -106,13 +106,13 @@ let package = Package(
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",
                                                          "-Xlinker", "--no-warn-symbol-ordering"],
                                                         .when(configuration: .release))]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZXing", "ZintDrawing", "TestSupport"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
         .target(name: "ZintDrawing", dependencies: ["Policy", "CZint"], path: "Tests/ZintDrawing"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode", "ZintDrawing"],
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "Policy", "Reader", "CZbar", "CZint", "CQRencode", "ZintDrawing"],
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
