@@ -157,15 +157,13 @@ public final class StatsReporter {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
+            do throws(Errno) {
+                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            } catch {
                 close(fd)
                 unlink(temporary)
-                throw SystemCallError("write \(temporary)", e)
+                throw SystemCallError("write \(temporary)", error.code)
             }
-            offset += n
         }
         fsync(fd)
         close(fd)
