@@ -40,8 +40,10 @@
 //   Systemd     - sd_notify and the journal
 //   Crypto      - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
 //   Scene       - a simulated camera scene for `kiosk demo` and the tests
-//   DevTools    - bench and accuracy, in `kiosk-dev` (never packaged)
-//   C*          - thin C shims and system-library maps; no policy lives there
+//   DevTools    - bench and accuracy, in `kiosk-dev` (never packaged); it links Tests/TestSupport for
+//                 plain zbar, the reference reader the accuracy bench and the tests share
+//   C*          - thin C shims and system-library maps; no policy lives there. A library loaded on
+//                 first use goes through CPlatform's kiosk_dlopen.h (which names no library)
 import PackageDescription
 
 let package = Package(
@@ -61,11 +63,11 @@ let package = Package(
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // The loader of the libcamera plugin (plugins/libcamera/, dlopen'd): libcamera is never linked.
-        .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CLibcamera", dependencies: ["CPlatform"], path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
         // zxing-cpp (C++) behind a C API: the one place that knows 1.4 (bookworm) from 2.3 (trixie).
         .target(name: "CZXing", path: "Sources/CZXing", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
         // OpenSSL's libcrypto behind a C API, dlopen()ed on first use (credentials, OSDP): never linked.
-        .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCrypto", dependencies: ["CPlatform"], path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         // The pure core: every concern's Policy/ folder, one module with no dependency.
         .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
@@ -73,7 +75,7 @@ let package = Package(
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
         // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
-        .target(name: "CICal", path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CICal", dependencies: ["CPlatform"], path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
@@ -84,7 +86,7 @@ let package = Package(
         .target(name: "Systemd", dependencies: ["CSystemd"]),
         // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
-        .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
         // The service: its own files and every concern's Service/ folder.
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
@@ -106,13 +108,13 @@ let package = Package(
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",
                                                          "-Xlinker", "--no-warn-symbol-ordering"],
                                                         .when(configuration: .release))]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZXing", "ZintDrawing", "TestSupport"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
         .target(name: "ZintDrawing", dependencies: ["Policy", "CZint"], path: "Tests/ZintDrawing"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode", "ZintDrawing"],
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "Policy", "Reader", "CZbar", "CZint", "CQRencode", "ZintDrawing"],
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
@@ -123,9 +125,9 @@ let package = Package(
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Policy"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
-        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "CZbar", "TestSupport"]),
+        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import CZbar
+import TestSupport
 import Reader
 import Foundation
 import Kiosk
@@ -98,7 +98,7 @@ public struct AccuracyBench {
                     let oursMs = Double(monotonicNanoseconds() - t0) / 1e6
                     bench.counters = bench.counters + scanner.counters
                     t0 = monotonicNanoseconds()
-                    let plain = plainZbar(picture, symbologies: symbologies)
+                    let plain = PlainZbar.read(picture, symbologies: symbologies)
                     let plainMs = Double(monotonicNanoseconds() - t0) / 1e6
                     t0 = monotonicNanoseconds()
                     let alone = zxingAlone.map { z in
@@ -172,34 +172,6 @@ public struct AccuracyBench {
         var s = Substring(text)
         while let last = s.unicodeScalars.last, last == "\n" || last == "\r" { s = Substring(s.unicodeScalars.dropLast()) }
         return String(s)
-    }
-
-    /// Plain zbar as anyone would call it: a fresh scanner, zbar's default configuration with only
-    /// the same symbologies enabled, the whole image, zbar's text taken as UTF-8.
-    public static func plainZbar(_ picture: GrayImage, symbologies: [Symbology]) -> [String] {
-        let scanner = zbar_image_scanner_create()!
-        defer { zbar_image_scanner_destroy(scanner) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in symbologies {
-            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
-        }
-        let image = zbar_image_create()!
-        defer { zbar_image_destroy(image) }
-        zbar_image_set_format(image, 0x3030_3859)
-        zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
-        return picture.pixels.withUnsafeBufferPointer { buf in
-            zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            guard zbar_scan_image(scanner, image) > 0 else { return [] }
-            var texts: [String] = []
-            var symbol = zbar_image_first_symbol(image)
-            while let s = symbol {
-                texts.append(String(decoding: UnsafeRawBufferPointer(start: zbar_symbol_get_data(s),
-                                                                    count: Int(zbar_symbol_get_data_length(s))), as: UTF8.self))
-                symbol = zbar_symbol_next(s)
-            }
-            return texts
-        }
     }
 
     /// The picture turned a quarter clockwise, as a camera mounted turned would show it upright.

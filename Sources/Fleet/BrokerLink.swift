@@ -17,21 +17,6 @@ public enum BrokerEvent: Equatable, Sendable {
     case spoolWriteFailed(String)
 }
 
-/// The link's figures for `stats` and the metrics file.
-public struct BrokerCounters: Equatable, Sendable {
-    /// Scan events sent (a resend after a reconnect counts again).
-    public var published = 0
-    /// Scan events the broker acknowledged (PUBACK).
-    public var acknowledged = 0
-    /// Scan events waiting: spooled, not yet acknowledged.
-    public var queued = 0
-    /// Scan events dropped because the queue was full (the oldest go first).
-    public var dropped = 0
-    public var connected = false
-    /// Connections made since start.
-    public var connections = 0
-}
-
 /// The kiosk's link to the building's broker, on libmosquitto. Publishing never waits for the
 /// network or the disk: `publishScan` puts the event in an inbox and returns; a spool thread
 /// appends it to the spool file (fsync) and wakes the MQTT thread, which sends what is spooled, in

@@ -20,10 +20,12 @@ public struct BrokerPassword: Sendable, Equatable, CustomStringConvertible, Cust
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
         while bytes.count < 65536 {
-            let n = Glibc.read(fd, &buffer, buffer.count)
-            if n > 0 { bytes += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else if n < 0 {
-                throw PasswordFileError(path: path, errno: Errno.current)
-            } else { break }
+            let n: Int
+            do throws(Errno) { n = try Syscall.retryingEINTR { Glibc.read(fd, &buffer, buffer.count) } } catch {
+                throw PasswordFileError(path: path, errno: error)
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
         }
         let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
         var text = Array(line)

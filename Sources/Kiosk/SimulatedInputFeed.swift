@@ -23,9 +23,7 @@ public enum SimulatedInputFeed {
             var pending: [UInt8] = []
             var buffer = [UInt8](repeating: 0, count: 256)
             while true {
-                let n = read(descriptor, &buffer, buffer.count)
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { return }
+                guard let n = try? Syscall.retryingEINTR({ read(descriptor, &buffer, buffer.count) }), n > 0 else { return }
                 pending += buffer[0..<n]
                 while let end = pending.firstIndex(of: 0x0A) {
                     let line = Array(pending[..<end])

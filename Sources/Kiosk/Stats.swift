@@ -15,7 +15,7 @@ public struct StatsSnapshot: Equatable {
     public var cpuNs: UInt64 = 0
     public var atNs: UInt64 = 0
     /// The broker link's counters; nil: no broker configured.
-    public var fleet: FleetFigures?
+    public var fleet: BrokerCounters?
     /// issue 25: the door's counters; nil: no door input watched.
     public var door: DoorWatch.Counts?
 
@@ -95,7 +95,7 @@ public final class StatsReporter {
         fields.append(("cpu_ms_per_frame", .number(cpuPerFrame, digits: 2)))
         if let f = s.fleet {
             // Sent, acknowledged and dropped in the interval, like the frames; queued now.
-            let p = previous.fleet ?? FleetFigures()
+            let p = previous.fleet ?? BrokerCounters()
             fields += [("mqtt", .text(f.connected ? "connected" : "disconnected")),
                        ("mqtt_published", .int(f.published - p.published)), ("mqtt_acknowledged", .int(f.acknowledged - p.acknowledged)),
                        ("mqtt_queued", .int(f.queued)), ("mqtt_dropped", .int(f.dropped - p.dropped))]
@@ -157,15 +157,13 @@ public final class StatsReporter {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
+            do throws(Errno) {
+                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            } catch {
                 close(fd)
                 unlink(temporary)
-                throw SystemCallError("write \(temporary)", e)
+                throw SystemCallError("write \(temporary)", error.code)
             }
-            offset += n
         }
         fsync(fd)
         close(fd)

@@ -100,7 +100,7 @@ final class CorpusTests: XCTestCase {
                 let texts = KioskCommand.decodeStill(picture, symbologies: symbologies).map { AccuracyBench.stripped($0.text ?? "<binary>") }
                 if texts.contains(expected) { ours += 1 }
                 wrong += texts.filter { $0 != expected }.map { "\(folder)/\(png): \($0.debugDescription) (expected \(expected.debugDescription))" }
-                if AccuracyBench.plainZbar(picture, symbologies: symbologies).map(AccuracyBench.stripped).contains(expected) { zbar += 1 }
+                if PlainZbar.read(picture, symbologies: symbologies).map(AccuracyBench.stripped).contains(expected) { zbar += 1 }
                 let alone = picture.withLumaPlane { zxingAlone.read($0, in: PixelRect(x: 0, y: 0, width: picture.width, height: picture.height)) }
                 if alone.map({ AccuracyBench.stripped($0.zxingText) }).contains(expected) { zxing += 1 }
             }

@@ -174,7 +174,7 @@ final class FleetEndToEndTests: XCTestCase {
         return table.split(separator: "\n").dropFirst().compactMap { row in
             let f = row.split(separator: " ")
             guard f.count > 9, inodes.contains(String(f[9])), let port = f[2].split(separator: ":").last else { return nil }
-            return Int(port, radix: 16)
+            return Hex.value(port).map { Int($0) }
         }
     }
 

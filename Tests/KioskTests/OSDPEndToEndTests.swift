@@ -182,7 +182,7 @@ final class OSDPEndToEndTests: XCTestCase {
         let replies = r["replies"] as? [String: Any] ?? [:]
         func reply(_ key: String) -> [UInt8] {
             let hex = replies[key] as? String ?? ""
-            return stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0 }
+            return Hex.bytes(hex) ?? []
         }
         XCTAssertEqual(reply("id_plain").dropFirst(5).first, 0x45, "PDID: \(replies)")
         XCTAssertEqual(reply("bad_crc"), [], "a bad CRC: silence")

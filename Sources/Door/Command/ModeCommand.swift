@@ -79,9 +79,7 @@ enum ModeCommand {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 256)
         while answer.count < 1024, answer.last != 0x0A {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard let n = try? Syscall.retryingEINTR({ read(fd, &chunk, chunk.count) }), n > 0 else { break }
             answer += chunk[0..<n]
         }
         guard answer.last == 0x0A else { return .failure(Failure(text: "no answer from the kiosk", status: ExitStatus.failure)) }

@@ -178,9 +178,8 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             }
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             fds += watched.map { pollfd(fd: $0.1.line.descriptor, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), timeoutMs)
-            if ready < 0 && errno != EINTR {
-                logger.error("door_inputs_failed", ["error": .text("poll: \(Errno.current.message)")])
+            do throws(Errno) { try Syscall.retryingEINTR { poll(&fds, nfds_t(fds.count), timeoutMs) } } catch {
+                logger.error("door_inputs_failed", ["error": .text("poll: \(error.message)")])
                 break
             }
             if fds[0].revents != 0 {

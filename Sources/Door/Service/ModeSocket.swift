@@ -93,7 +93,7 @@ public final class ModeSocket: @unchecked Sendable {  // `stopped` guarded by `l
     private func run() {
         while !lock.withLock({ stopped }) {
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 2, 1000) >= 0 || errno == EINTR else { break }
+            guard (try? Syscall.retryingEINTR({ poll(&fds, 2, 1000) })) != nil else { break }
             if fds[1].revents != 0 || lock.withLock({ stopped }) { break }
             guard fds[0].revents != 0 else { continue }
             let client = accept(listener, nil, nil)
@@ -116,9 +116,7 @@ public final class ModeSocket: @unchecked Sendable {  // `stopped` guarded by `l
         var request: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: ModeRequest.maxBytes + 1)
         while request.count <= ModeRequest.maxBytes, request.last != 0x0A {
-            let n = read(client, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard let n = try? Syscall.retryingEINTR({ read(client, &chunk, chunk.count) }), n > 0 else { break }
             request += chunk[0..<n]
         }
         var fields: [(String, LogValue)] = [("id", .text("socket")), ("command", "mode")]

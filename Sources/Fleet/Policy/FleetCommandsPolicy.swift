@@ -249,14 +249,7 @@ public enum FlatJSON {
             guard i + 4 <= bytes.count else { throw fail("a short \\u escape") }
             var v: UInt32 = 0
             for _ in 0..<4 {
-                let c = bytes[i]
-                let d: UInt8
-                switch c {
-                case 0x30...0x39: d = c - 0x30
-                case 0x41...0x46: d = c - 0x41 + 10
-                case 0x61...0x66: d = c - 0x61 + 10
-                default: throw fail("a bad \\u escape")
-                }
+                guard let d = Hex.digit(bytes[i]) else { throw fail("a bad \\u escape") }
                 v = v << 4 | UInt32(d)
                 i += 1
             }

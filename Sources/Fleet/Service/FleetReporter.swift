@@ -16,7 +16,7 @@ public protocol FleetLink: AnyObject, Sendable {
     /// A `stats` payload (`StatsMessage.json` of the `stats` event's fields).
     func publishStats(_ json: String)
     /// The link's counters for `stats` and the metrics file.
-    var figures: FleetFigures { get }
+    var counters: BrokerCounters { get }
     // issue 25: the door.
     /// `<topic>/door` (retained): closed, open, forced, held.
     func publishDoor(_ state: String)
@@ -26,23 +26,6 @@ public protocol FleetLink: AnyObject, Sendable {
     func publishCommandResult(_ json: String)
     /// issue 33: the door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
     func publishMode(_ json: String)
-}
-
-/// What the link has done: totals since start, `queued` now.
-public struct FleetFigures: Equatable, Sendable {
-    public var published = 0
-    public var acknowledged = 0
-    public var queued = 0
-    public var dropped = 0
-    public var connected = false
-
-    public init(published: Int = 0, acknowledged: Int = 0, queued: Int = 0, dropped: Int = 0, connected: Bool = false) {
-        self.published = published
-        self.acknowledged = acknowledged
-        self.queued = queued
-        self.dropped = dropped
-        self.connected = connected
-    }
 }
 
 /// The service's side of the fleet: each reported code once, in the order reported, and the

@@ -22,10 +22,7 @@ final class BrokerFleetLink: FleetLink {
     func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
     func publishMode(_ json: String) { link.publishMode(json) }
 
-    var figures: FleetFigures {
-        let c = link.counters
-        return FleetFigures(published: c.published, acknowledged: c.acknowledged, queued: c.queued, dropped: c.dropped, connected: c.connected)
-    }
+    var counters: BrokerCounters { link.counters }
 }
 
 /// What `run`, `check` and `doctor` make of the MQTT settings: the files they name (read here, at
