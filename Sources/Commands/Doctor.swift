@@ -62,7 +62,7 @@ public struct Doctor {
 
     /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM,
     /// whatever `KIOSK_VOLATILE_STATE` says.
-    func state() -> [Check] {
+    public func state() -> [Check] {
         let folder = UsedTokenStore.directory(environment)
         switch stateProbe.verdict(folder) {
         case .durable:
