@@ -30,7 +30,6 @@ END = "<!-- end of variables -->"
 NOT_BUILT = {
     "KIOSK_HOLDERS_FILE": 43,
     "KIOSK_PASS_WINDOW_S": 43,
-    "KIOSK_VOLATILE_STATE": 45,
 }
 # KIOSK_* names interface.md uses that are not settings: the scan program's environment and a
 # journal field.
