@@ -168,4 +168,46 @@ final class UsedTokenStoreTests: XCTestCase {
                                         mountinfo: { "1 0 0:1 / / rw - overlay overlay rw,lowerdir=/lo,upperdir=/up,workdir=/wk\n" })
         guard case .volatile = probe.verdict("/var/lib") else { return XCTFail("an overlay on RAM") }
     }
+
+    /// A real overlay (as Raspberry Pi OS's read-only root mounts one): its upper layer on tmpfs is
+    /// volatile, on this folder's disk it is not. Needs root and overlayfs: skipped otherwise.
+    func testARealOverlayWithItsUpperLayerInRAMOrOnDisk() throws {
+        guard getuid() == 0 else { throw XCTSkip("mounting needs root") }
+        func mount(_ args: [String]) -> Bool {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/mount")
+            p.arguments = args
+            p.standardError = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return false }
+            p.waitUntilExit()
+            return p.terminationStatus == 0
+        }
+        func umount(_ path: String) {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/umount")
+            p.arguments = [path]
+            try? p.run()
+            p.waitUntilExit()
+        }
+        let ram = folder + "/ram", disk = folder + "/disk"
+        for d in [ram, disk + "/lower", disk + "/upper", disk + "/work", folder + "/merged-ram", folder + "/merged-disk", folder + "/lower"] {
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true)
+        }
+        guard mount(["-t", "tmpfs", "tmpfs", ram]) else { throw XCTSkip("tmpfs cannot be mounted here") }
+        defer { umount(ram) }
+        for d in [ram + "/upper", ram + "/work"] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+        guard mount(["-t", "overlay", "overlay", "-o", "lowerdir=\(folder)/lower,upperdir=\(ram)/upper,workdir=\(ram)/work", folder + "/merged-ram"]) else {
+            throw XCTSkip("overlayfs cannot be mounted here")
+        }
+        defer { umount(folder + "/merged-ram") }
+        XCTAssertEqual(StateDirectoryProbe.system.verdict(folder + "/merged-ram/kiosk"),
+                       .volatile("\(folder)/merged-ram is on an overlay (\(folder)/merged-ram) whose upper layer \(ram)/upper is on tmpfs (in RAM): a read-only root"))
+        guard mount(["-t", "overlay", "overlay", "-o", "lowerdir=\(disk)/lower,upperdir=\(disk)/upper,workdir=\(disk)/work", folder + "/merged-disk"]) else {
+            throw XCTSkip("overlayfs on this folder's file system cannot be mounted here")
+        }
+        defer { umount(folder + "/merged-disk") }
+        if StateDirectoryProbe.system.magicOf(folder) != StateDurability.tmpfsMagic {
+            XCTAssertEqual(StateDirectoryProbe.system.verdict(folder + "/merged-disk"), .durable)
+        }
+    }
 }
