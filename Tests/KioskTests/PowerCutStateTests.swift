@@ -73,6 +73,15 @@ final class PowerCutStateTests: XCTestCase {
         XCTAssertEqual(disk.of("state_volatile").count, 0, disk.stderr)
     }
 
+    func testALockdownOnAStateDirectoryInRAMSaysItEndsAtTheNextPowerCut() throws {
+        guard StateDirectoryProbe.system.magicOf("/dev/shm") == StateDurability.tmpfsMagic else { throw XCTSkip("/dev/shm is not tmpfs here") }
+        try "kiosk-mode 1\nlockdown\n".write(toFile: shm + "/mode", atomically: true, encoding: .utf8)
+        let r = try run([try mint()], state: shm)
+        XCTAssertEqual(r.of("mode").compactMap { $0["mode"] }, ["lockdown"], r.stderr)
+        XCTAssertEqual(r.of("state_volatile").compactMap { $0["lost"] }.last, "this lockdown: it ends at the next power cut", r.stderr)
+        XCTAssertEqual(r.of("state_volatile").last?["folder"], shm)
+    }
+
     func testATornSnapshotRefusesAndATornLogRecordIsDropped() throws {
         let state = folder + "/state"
         let a = try mint(["7": ["hex": "0a"]]), b = try mint(["7": ["hex": "0b"]]), plain = try mint()
