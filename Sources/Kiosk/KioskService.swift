@@ -93,6 +93,10 @@ public enum KioskService {
             }
             if spool.count > 0 || spool.ignoredLines > 0 {
                 logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
+                if spool.ignoredLines > 0 {
+                    logger.warning("state_damaged", ["file": .text(spool.path),
+                                                     "did": .text("kept \(spool.count) queued scan events, skipped \(spool.ignoredLines) torn line(s)")])
+                }
             }
             let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
             // issue 25: the building's commands, once the door is wired (refused until then).

@@ -82,6 +82,17 @@ final class PowerCutStateTests: XCTestCase {
         XCTAssertEqual(r.of("state_volatile").last?["folder"], shm)
     }
 
+    func testATornModeFileKeepsALockdownAndSaysSo() throws {
+        let state = folder + "/state"
+        try "kiosk-mo".write(toFile: state + "/mode", atomically: true, encoding: .utf8)
+        let r = try run([try mint()], state: state)
+        XCTAssertEqual(r.of("mode").compactMap { $0["mode"] }, ["lockdown"], r.stderr)
+        let d = try XCTUnwrap(r.of("state_damaged").first, r.stderr)
+        XCTAssertEqual(d["file"], state + "/mode")
+        XCTAssertTrue(d["did"]?.hasPrefix("kept the door in lockdown") ?? false, r.stderr)
+        XCTAssertEqual(r.of("credential").compactMap { $0["reason"] }, ["lockdown"])
+    }
+
     func testATornSnapshotRefusesAndATornLogRecordIsDropped() throws {
         let state = folder + "/state"
         let a = try mint(["7": ["hex": "0a"]]), b = try mint(["7": ["hex": "0b"]]), plain = try mint()

@@ -57,11 +57,13 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
                     } else {
                         logger.warning("mode_file_unreadable", ["file": .text(path), "kept": "lockdown",
                                                                 "hint": "end it with kiosk mode normal, or the building's mode command"])
+                        logger.warning("state_damaged", ["file": .text(path), "did": "kept the door in lockdown (a torn mode file must not open it) until kiosk mode normal or the building's mode command ends it"])
                         modes = DoorModes.restore("kiosk-mode 1\nlockdown\n")!
                     }
                 }
             } catch {
                 logger.warning("mode_file_unreadable", ["file": .text(path), "error": .text(String(describing: error)), "kept": "lockdown"])
+                logger.warning("state_damaged", ["file": .text(path), "did": .text("kept the door in lockdown (\(error)) until kiosk mode normal or the building's mode command ends it")])
                 modes = DoorModes.restore("kiosk-mode 1\nlockdown\n")!
             }
         }
