@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Credentials
 import Reader
 import GPIO
 import Glibc
@@ -36,6 +37,9 @@ public struct Doctor {
     /// Asks the broker (DNS, TCP, TLS, login); tests may pass a shorter timeout.
     public var brokerTimeoutNs: UInt64 = 5_000_000_000
 
+    /// Reads whether the state directory survives a power cut (tests pass another).
+    public var stateProbe: StateDirectoryProbe = .system
+
     public init(configuration: Configuration) { self.configuration = configuration }
 
     public func run() -> [Check] {
@@ -45,12 +49,33 @@ public struct Doctor {
         checks += door()
         checks += mqtt()
         checks += osdp()  // issue 22
+        checks += state()  // issue 45
         checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
         }
         return checks
+    }
+
+    // MARK: the state directory (issue 45)
+
+    /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM,
+    /// whatever `KIOSK_VOLATILE_STATE` says.
+    public func state() -> [Check] {
+        let folder = UsedTokenStore.directory(environment)
+        switch stateProbe.verdict(folder) {
+        case .durable:
+            return [Check(verdict: .pass, subject: "state", detail: "\(folder) survives a power cut (not in RAM)")]
+        case .unknown(let why):
+            return [Check(verdict: .warn, subject: "state", detail: "\(why): whether it survives a power cut is not known")]
+        case .volatile(let why):
+            let policy = configuration.volatileState == .refuse
+                ? "one-time credentials, uses and ticket entries are denied (KIOSK_VOLATILE_STATE=refuse)"
+                : "one-time credentials, uses and ticket entries are judged anyway (KIOSK_VOLATILE_STATE=accept): a used one could open again after a power cut"
+            return [Check(verdict: .fail, subject: "state", detail: "\(why): a power cut loses \(StateDirectoryProbe.whatIsLost); \(policy). "
+                          + "Put \(folder) on a writable partition of the card (docs/operating.md, Power cuts and the card)")]
+        }
     }
 
     // MARK: camera

@@ -262,7 +262,11 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
                 switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds, uses: token.uses) {
                 case .fresh: break
                 case .used: return .used
-                case .full, .unavailable: return .storeFull
+                case .full: return .storeFull
+                case .unavailable:
+                    // issue 45: a store that cannot be trusted, a folder a power cut empties, or a write that failed.
+                    if store.damage != nil { return .stateDamaged }
+                    return store.refusesAsVolatile(token.key) ? .stateVolatile : .storeFull
                 }
             }
             if let subject { antipassback.granted(subject, at: t) }

@@ -33,6 +33,16 @@ public enum KioskService {
             "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
             "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
         ])
+        // issue 45: whether the state directory survives a power cut, said once at start.
+        var volatile: String?
+        if !demo, case .volatile(let why) = StateDirectoryProbe.system.verdict(UsedTokenStore.directory(environment)) {
+            volatile = why
+            logger.warning("state_volatile", ["folder": .text(UsedTokenStore.directory(environment)), "why": .text(why),
+                                              "lost": .text(StateDirectoryProbe.whatIsLost),
+                                              "policy": .text(config.volatileState == .refuse
+                                                  ? "KIOSK_VOLATILE_STATE=refuse: one-time credentials, uses and ticket entries are denied (state volatile)"
+                                                  : "KIOSK_VOLATILE_STATE=accept: judged anyway")])
+        }
         let stop = StopSignal()
         // Outputs to silence if a second signal ends the process at once.
         let outputs = OutputsOnExit()
@@ -83,6 +93,10 @@ public enum KioskService {
             }
             if spool.count > 0 || spool.ignoredLines > 0 {
                 logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
+                if spool.ignoredLines > 0 {
+                    logger.warning("state_damaged", ["file": .text(spool.path),
+                                                     "did": .text("kept \(spool.count) queued scan events, skipped \(spool.ignoredLines) torn line(s)")])
+                }
             }
             let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
             // issue 25: the building's commands, once the door is wired (refused until then).
@@ -105,7 +119,7 @@ public enum KioskService {
         if config.verdict == .credentials {
             // issue 35: the bundle file first (what it carries is what the verifier reads).
             siteBundles?.takeFile(reload: false)
-            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, clock: clockWatch, logger: logger) {
+            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, clock: clockWatch, volatile: volatile, logger: logger) {
             case .success(let worker):
                 credentials = worker
                 if let siteBundles { reloadables.add("site bundle") { siteBundles.takeFile(reload: false) } }
@@ -194,6 +208,7 @@ public enum KioskService {
                                    wallClockMs: BrokerLink.wallClockMilliseconds, clock: MonotonicClock(label: "kiosk.mode"), logger: logger)
         verifier?.follow(lockdown: { modes.isLockdown })
         door.follow(lockdown: { modes.isLockdown })
+        if let volatile { modes.warnWhenVolatile(volatile) }
         modes.attach(door: door.door, watch: lines.watch, fleet: fleet)
         lines.watch?.onEmergency { modes.setEmergency($0) }
         modes.start()

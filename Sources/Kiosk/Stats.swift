@@ -149,7 +149,7 @@ public final class StatsReporter {
         return out
     }
 
-    /// Writes `text` to a temporary file in the same folder, flushes it, and renames it over `path`.
+    /// Writes `text` to a temporary file in the same folder and renames it over `path` (a reader sees the old file or the new one).
     public static func writeMetrics(_ text: String, to path: String) throws {
         let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -165,7 +165,9 @@ public final class StatsReporter {
                 throw SystemCallError("write \(temporary)", error.code)
             }
         }
-        fsync(fd)
+        // Not fsynced (issue 45): the totals are written again at the next interval, and a file
+        // a power cut empties costs nothing; an fsync would force a write to the card each time
+        // (the file belongs in /run/kiosk, in RAM).
         close(fd)
         guard rename(temporary, path) == 0 else {
             let e = errno

@@ -320,7 +320,8 @@ final class CredentialUsesTests: XCTestCase {
         XCTAssertEqual(t.claim("c:01", until: 100, now: 0, skew: 0, uses: 4), .fresh, "counting a known key takes no room")
         // The file: the counts read back; a 0.3 file reads; a bad count is damage.
         let text = t.fileText
-        XCTAssertEqual(text, "kiosk-used-tokens 1\nc:01 100 4\nc:02 100\nend 2\n")
+        let body = "kiosk-used-tokens 2\nc:01 100 4\nc:02 100\n"  // issue 45: version 2 ends with its CRC-32
+        XCTAssertEqual(text, body + "end 2 \(CRC32.hex(CRC32.checksum(Array(body.utf8))))\n")
         XCTAssertEqual(try UsedTokens.parse(text, capacity: 2).get(), t)
         XCTAssertEqual(try UsedTokens.parse("kiosk-used-tokens 1\nc:02 100\nend 1\n").get().uses(of: "c:02"), 1)
         for bad in ["kiosk-used-tokens 1\nc:01 100 1\nend 1\n", "kiosk-used-tokens 1\nc:01 100 x\nend 1\n",

@@ -105,13 +105,18 @@ extension CredentialSetup {
                 add(.fail, "access", "\(path): \(error)")
             }
         }
-        let store = UsedTokenStore(directory: UsedTokenStore.directory(environment))
+        let store = UsedTokenStore(directory: UsedTokenStore.directory(environment), readOnly: true)
+        // issue 45: a state file that did not read, what the kiosk does about it, and what the operator can do.
+        for r in store.recoveries where store.damage == nil { add(.warn, "store", "\(r.file): \(r.did)") }
         if let damage = store.damage {
-            add(.fail, "store", "\(store.path) is damaged (\(damage)): one-time credentials and rotating codes are denied until it is repaired or moved away")
+            add(.fail, "store", "\(damage): one-time credentials, uses, ticket entries and rotating codes are denied (state damaged). "
+                + "To start again knowingly with what the other file holds (a token it lost could open again), move the damaged file away: "
+                + "sudo systemctl stop kiosk; sudo mv \(store.damageFile ?? store.path) \(store.damageFile ?? store.path).damaged; sudo systemctl start kiosk")
         } else if let problem = writable(UsedTokenStore.directory(environment)) {
             add(.fail, "store", "\(problem): the kiosk will not start in credentials mode")
         } else {
-            add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens")
+            let sizes = store.sizes
+            add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens (snapshot \(sizes.snapshotBytes) bytes, log \(sizes.logRecords) records)")
         }
         return checks
     }

@@ -26,6 +26,10 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     case stale
     case holderSignature = "holder signature"
     case noProof = "no proof"
+    // issue 45: the used-token store cannot be trusted (a state file that did not read and
+    // could not be recovered), or its folder does not survive a power cut (KIOSK_VOLATILE_STATE).
+    case stateDamaged = "state damaged"
+    case stateVolatile = "state volatile"
 
     /// The rules' reason as the credential's (`granted`: valid).
     public init(_ access: AccessReason) {

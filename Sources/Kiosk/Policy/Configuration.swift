@@ -125,6 +125,8 @@ public struct Configuration: Equatable {
     public var siteKey: String?
     public var siteTopic: String?
     public var bundleFile: String?
+    // issue 45: when the state directory does not survive a power cut.
+    public var volatileState: VolatileState = .refuse
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
@@ -585,6 +587,12 @@ extension Configuration {
             return v
         },
         .file("KIOSK_BUNDLE_FILE", "the absolute path of a file holding a site bundle (read at start, on SIGHUP and when it changes)", \.bundleFile),
+        // issue 45: power cuts and the card (interface.md 0.5).
+        ConfigurationVariable("KIOSK_VOLATILE_STATE", VolatileState.expected, shown: { $0.volatileState.rawValue }) { v, c, _ in
+            guard let m = VolatileState(rawValue: v.lowercased()) else { return nil }
+            c.volatileState = m
+            return m.rawValue
+        },
         // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
