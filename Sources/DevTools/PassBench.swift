@@ -104,7 +104,7 @@ public enum PassBench {
                                         framesRead: 0, frameMs: 0)
                         var delays: [Int] = []
                         for seed in 0..<seeds {
-                            let payload = PassScreens.payload(form, seed: seed * 7919 + Int(m * 100) + width)
+                            let payload = PassScreens.payload(form, seed: seed * 7919 + Int(m * 100))
                             do {
                                 let (code, version) = try PassScreens.modules(payload)
                                 cell.version = version
