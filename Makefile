@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser test-vm-arm64-clock
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock
 
 all: build
 
@@ -199,6 +199,20 @@ test-pass-browser: release peers
 	rm -rf .cache/pass-browser
 	SE_OFFLINE=true $(PEERS_PYTHON) harness/pass/browser.py --out $(CURDIR)/.cache/pass-browser \
 	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# How small a phone pass (KH1:) reads, by resolution and module size: the reading distance
+# (docs/measurements/passes.md). About 20 min at 640x480 and 30 at 1280x720 on 2 busy cores.
+bench-passes: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev passes $(BENCH_ARGS)
+
+# Bytes the kiosk makes the card write (docs/measurements/card-writes.md): ext4 on a loop device,
+# idle, 1,000 plain scans, 1,000 one-time grants (harness/bench-writes/run.sh; root). BEFORE=path
+# also measures another kiosk, with the metrics file where the example used to put it.
+bench-writes: release peers
+	@$(call install_missing,qrencode)
+	harness/bench-writes/run.sh
+	$(if $(BEFORE),KIOSK=$(BEFORE) LABEL=before METRICS=state harness/bench-writes/run.sh)
 
 # The deploy/examples verdict programs, run for real (harness/examples/run.sh; a few seconds).
 test-examples: peers
