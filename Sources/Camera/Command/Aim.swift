@@ -62,7 +62,7 @@ enum Aim {
             _ = try source.open()
         } catch {
             KioskCommand.printError("kiosk aim: " + openFailure(config.camera, error))
-            return ExitStatus.unavailable
+            return CommandFrames.cameraFailureStatus
         }
         defer { source.close() }
         let stop = StopSignal()
@@ -119,7 +119,7 @@ enum Aim {
             fflush(nil)  // all streams: stdout is not concurrency-safe to name in Swift 6
         }
         while stop.requested == nil {
-            guard let next = frames.next() else { return ExitStatus.unavailable }
+            guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
             switch next {
             case .ended:
                 report(final: true)
@@ -223,7 +223,7 @@ enum Aim {
             var firstFrameNs: UInt64?
             var frames = CommandFrames(source, command: "kiosk aim --sweep", camera: config.camera, stop: stop)
             while seen.count < FocusSweep.measuredFrames && stop.requested == nil {
-                guard let next = frames.next() else { return ExitStatus.unavailable }
+                guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
                 guard case .frame(let frame) = next else { break }
                 let since = frame.timestampNs &- (firstFrameNs ?? frame.timestampNs)
                 if firstFrameNs == nil { firstFrameNs = frame.timestampNs }

@@ -6,9 +6,11 @@ import Policy
 
 /// The frames a command takes from the camera (`snapshot`, `aim`, `aim --sweep`), with one rule
 /// for a camera that gives none: no frame for 5 s, or a failure of the camera, and the command
-/// says so on stderr and exits 69 (`ExitStatus.unavailable`: the camera cannot be had, as for
-/// `kiosk run`).
+/// says so on stderr and exits `cameraFailureStatus`: 1, as interface.md gives `kiosk snapshot` for any
+/// failure (`kiosk run` says 69 for a camera it cannot have; the contract keeps 1 for the tools).
 struct CommandFrames {
+    /// The exit status of a command whose camera cannot be opened or gave no frame.
+    static let cameraFailureStatus = ExitStatus.failure
     /// Seconds without a frame after which the camera counts as unavailable.
     static let silenceLimitS = 5
 
@@ -33,7 +35,7 @@ struct CommandFrames {
     }
 
     /// The next frame, or the end; nil when the camera failed or gave no frame for 5 s (said on
-    /// stderr): the command then returns `ExitStatus.unavailable`.
+    /// stderr): the command then returns `cameraFailureStatus`.
     mutating func next() -> Next? {
         while stop?.requested == nil {
             let wait: FrameWait

@@ -37,11 +37,11 @@ enum Snapshot {
         var view = NormalizedRect.whole
         var frames = CommandFrames(source, command: "kiosk snapshot", camera: config.camera)
         while picture == nil {
-            guard let next = frames.next() else { return ExitStatus.unavailable }
+            guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
             switch next {
             case .ended:
                 KioskCommand.printError("kiosk snapshot: \(config.camera) gave no frame")
-                return ExitStatus.unavailable
+                return CommandFrames.cameraFailureStatus
             case .frame(let frame):
                 let b = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
                 history.append(b)
