@@ -71,10 +71,10 @@ let package = Package(
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         // The pure core: every concern's Policy/ folder, one module with no dependency.
         .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
-        // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
+        // zlib's inflate with a cap (credentials' payloads). libz is already linked by libpng.
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
-        // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
-        // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
+        // Signed and rotating credentials verified offline: trust, store, verifier.
+        // libical loaded on first use (dlopen): the holidays' iCalendar file read and expanded.
         .target(name: "CICal", dependencies: ["CPlatform"], path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Reader", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
-        // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
+        // libmosquitto loaded on first use (dlopen): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
@@ -92,7 +92,7 @@ let package = Package(
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
                 path: "Sources", exclude: ["Kiosk/Policy"],
                 sources: ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]),
-        // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
+        // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
         // The command line: its own files and every concern's Command/ folder.
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
@@ -100,7 +100,7 @@ let package = Package(
                 sources: ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Fleet/Command"]),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
-        // about 0.7 MB smaller (docs/development.md, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
+        // about 0.7 MB smaller (docs/design/memory.md). Both toolchains ship lld (swift.org's, trixie's swiftlang).
         // And with the functions an idle kiosk and a decode run first in its text (hot-functions.order,
         // written by harness/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"], exclude: ["hot-functions.order"],

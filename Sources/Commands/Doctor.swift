@@ -48,8 +48,8 @@ public struct Doctor {
         checks += gpio()
         checks += door()
         checks += mqtt()
-        checks += osdp()  // issue 22
-        checks += state()  // issue 45
+        checks += osdp()
+        checks += state()
         checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
@@ -58,7 +58,7 @@ public struct Doctor {
         return checks
     }
 
-    // MARK: the state directory (issue 45)
+    // MARK: the state directory
 
     /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM,
     /// whatever `KIOSK_VOLATILE_STATE` says.
@@ -156,7 +156,7 @@ public struct Doctor {
         return checks
     }
 
-    /// Focus and exposure (issue 32): what the camera took of KIOSK_FOCUS and KIOSK_EXPOSURE, what
+    /// Focus and exposure: what the camera took of KIOSK_FOCUS and KIOSK_EXPOSURE, what
     /// it lacks, and for a camera without a lens motor or focus control how to check its focus.
     func controlChecks(_ report: CameraControlReport?, lens: LensReading?) -> [Check] {
         guard let report else { return [] }
@@ -217,7 +217,7 @@ public struct Doctor {
                                        ("denied LED", c.deniedLedLine), ("door strike", c.doorLine),
                                        ("wiegand D0", c.wiegandD0Line), ("wiegand D1", c.wiegandD1Line)]
         let lines = roles.compactMap { role, line in line.map { (role, $0) } }
-        // issue 25: the inputs, each with what its active level means.
+        // The inputs, each with what its active level means.
         let inputRoles: [(String, Int?, Bool, String)] = [("door contact", c.doorContactLine, c.doorContactActiveLow, "the door is open|the door is shut"),
                                                           ("exit button", c.rexLine, c.rexActiveLow, "pressed|released"),
                                                           ("tamper", c.tamperLine, c.tamperActiveLow, "tampered|the loop is whole")]
@@ -260,7 +260,7 @@ public struct Doctor {
         return checks
     }
 
-    /// issue 25: each input free or held; a free one is requested for a moment (as the service
+    /// Each input free or held; a free one is requested for a moment (as the service
     /// would: bias, under "kiosk-doctor") to read its level now, then given back.
     func inputChecks(_ inputs: [(String, Int, Bool, String)], chip: GPIOChipInspector) -> [Check] {
         let c = configuration
@@ -345,7 +345,7 @@ public struct Doctor {
             login = "user \(user)" + (FleetSetup.passwordFile(c, environment).map { ", password from \($0)" } ?? " without a password")
         }
         let discovery = c.mqttDiscovery.map { "Home Assistant discovery under \($0)/" } ?? "no discovery"
-        if let problem = BrokerLink.loadLibrary() {  // issue 23: loaded on first use, and KIOSK_MQTT_URL uses it
+        if let problem = BrokerLink.loadLibrary() {  // Loaded on first use, and KIOSK_MQTT_URL uses it
             checks.append(Check(verdict: .fail, subject: "mqtt", detail: "\(problem); the kiosk will not start (exit 69)"))
             return checks
         }

@@ -3,7 +3,7 @@ import Glibc
 import Platform
 import Policy
 
-/// issue 44: where the clock's facts are read. The defaults are the machine's; tests point them at
+/// Where the clock's facts are read. The defaults are the machine's; tests point them at
 /// a temporary folder (`TEST_KIOSK_RTC_DIR`, `TEST_KIOSK_TIMESYNC_CLOCK`: not `KIOSK_` variables,
 /// so an installer cannot set them by mistake).
 public struct ClockPaths: Equatable, Sendable {

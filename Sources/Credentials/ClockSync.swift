@@ -7,7 +7,7 @@ import Policy
 /// systemd-timesyncd) has set it the time may be 1970 or last boot's.
 public protocol ClockSynchronization: Sendable {
     var isSynchronized: Bool { get }
-    /// issue 44: the source trusted now and the floor (`ClockWatch`); by default the kernel's flag.
+    /// The source trusted now and the floor (`ClockWatch`); by default the kernel's flag.
     var judgement: ClockJudgement { get }
 }
 

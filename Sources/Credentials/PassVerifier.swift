@@ -3,7 +3,7 @@ import Crypto
 import Platform
 import Policy
 
-/// The holders of passes (`KIOSK_HOLDERS_FILE`, issue 43): each line's key read by OpenSSL as a
+/// The holders of passes (`KIOSK_HOLDERS_FILE`): each line's key read by OpenSSL as a
 /// point of P-256 once, at load, and found by its key_id (the first 8 bytes of its RFC 9679
 /// thumbprint). Public keys only.
 public struct HolderKeys: @unchecked Sendable {

@@ -4,7 +4,7 @@ import Glibc
 import Platform
 import Policy
 
-/// Finds out whether the state directory survives a power cut (issue 45): statfs's f_type of the
+/// Finds out whether the state directory survives a power cut: statfs's f_type of the
 /// folder, and for an overlay the upper layer named in /proc/self/mountinfo (`StateDurability`
 /// decides). Both readings are given, so that a test can give others.
 public struct StateDirectoryProbe: Sendable {

@@ -7,7 +7,7 @@ import Policy
 /// `used-tokens` (`UsedTokens.fileText`), and a journal, `used-tokens.log` (`UsedTokenLog`).
 /// Each fresh claim appends one record to the journal and fsyncs it before it returns, so a token
 /// is on disk before the door opens for it, and a grant writes a record, not the whole store
-/// (issue 45). Once the journal is as large as the snapshot, it is folded into a new snapshot
+/// . Once the journal is as large as the snapshot, it is folded into a new snapshot
 /// (written beside it, fsynced, renamed over it, the folder fsynced) and then emptied: a cut at
 /// any step leaves the old snapshot and the journal, or the new snapshot and a journal whose
 /// records it already holds (a record replayed twice changes nothing).
@@ -271,7 +271,7 @@ public final class UsedTokenStore: @unchecked Sendable {  // guarded by `lock`
         guard fsync(fd) == 0 else { throw SmallFile.Failure(description: "fsync \(folder): \(Errno.current.message)") }
     }
 
-    /// A test build's broken write path (issue 45, for the power-cut replay harness to prove it
+    /// A test build's broken write path (for the power-cut replay harness to prove it
     /// catches one): built only with `-Xswiftc -DKIOSK_TEST_BROKEN_WRITES`, and then only when
     /// `KIOSK_TEST_BROKEN_WRITES=1`: records appended and snapshots renamed without any fsync. The
     /// shipped kiosk has no such path.

@@ -48,7 +48,7 @@ public struct AccuracyBench {
     public var wrongReads: [String] = []
     public var missedReads: [String] = []
     /// Pictures with a code that neither plain zbar nor zxing alone read right, and whether ours
-    /// did (issue 37: what a door reader should read of what both libraries miss).
+    /// did (what a door reader should read of what both libraries miss).
     public var missedByBoth: [(name: String, oursRead: Bool)] = []
 
     public static let rotations = [0, 90]
@@ -210,7 +210,7 @@ public struct AccuracyBench {
         for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
             lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
         }
-        // A still gets every attempt after the passes (issue 37).
+        // A still gets every attempt after the passes.
         for a in Attempt.allCases where c.attemptRuns[a] != nil || c.attemptWins[a] != nil {
             lines.append("| attempt \(a.rawValue) | \(c.attemptRuns[a] ?? 0) | \(c.attemptWins[a] ?? 0) |")
         }

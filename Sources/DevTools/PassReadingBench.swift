@@ -7,7 +7,7 @@ import Platform
 import Policy
 import Scene
 
-/// `kiosk-dev passes`: how small a phone pass (`KH1:`, issue 43) the kiosk reads, for the reading
+/// `kiosk-dev passes`: how small a phone pass (`KH1:`) the kiosk reads, for the reading
 /// distance (docs/measurements/passes.md). For each resolution, form (form 2: 86 bytes, form 1:
 /// 284), screen look and module size at the sensor, `--seeds` presentations (each its own random
 /// payload and a turn of 0, 3 or -5 degrees) are replayed through the kiosk's frame loop

@@ -35,7 +35,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var scanIDs: ScanID
     private var desiredState: KioskState?
     private var pendingStats: String?
-    // issue 25: the door's state (retained), alarms and command answers waiting for the connection.
+    // The door's state (retained), alarms and command answers waiting for the connection.
     private var desiredDoor: String?
     private var outbox: [(topic: String, payload: [UInt8], retain: Bool)] = []
     private var outboxDropped = 0
@@ -111,7 +111,7 @@ public final class BrokerLink: @unchecked Sendable {
     /// mosquitto_lib_init, once a process (Swift runs a global's initialiser once, thread-safely).
     private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
 
-    /// libmosquitto is loaded on first use (Sources/CMosquitto, issue 23): the file and the
+    /// libmosquitto is loaded on first use (Sources/CMosquitto): the file and the
     /// Debian package that ships it.
     public static let libraryFile = KIOSK_MOSQUITTO_LIBRARY, libraryPackage = KIOSK_MOSQUITTO_PACKAGE
 
@@ -186,7 +186,7 @@ public final class BrokerLink: @unchecked Sendable {
         wake()
     }
 
-    // MARK: issue 25: the door and the building's commands
+    // MARK: The door and the building's commands
 
     /// Alarms and command answers kept while the broker is away, at most (the oldest go first).
     public static let outboxCapacity = 256
@@ -204,7 +204,7 @@ public final class BrokerLink: @unchecked Sendable {
         wake()
     }
 
-    /// The door's mode (issue 33, `{"mode","reason","until"}`): `<topic>/mode`, retained; sent
+    /// The door's mode (`{"mode","reason","until"}`): `<topic>/mode`, retained; sent
     /// again at each connection (a broker restarted without persistence forgets it).
     public func publishMode(_ json: String) {
         shared.lock_ {
@@ -226,7 +226,7 @@ public final class BrokerLink: @unchecked Sendable {
         shared.lock_ { onCommand = handler }
     }
 
-    /// issue 35: what comes on `settings.siteTopic` (on the MQTT thread; the handler only hands it on).
+    /// What comes on `settings.siteTopic` (on the MQTT thread; the handler only hands it on).
     public func onSiteBundle(_ handler: @escaping @Sendable (_ payload: [UInt8]) -> Void) {
         shared.lock_ { onSiteBundle = handler }
     }
@@ -501,11 +501,11 @@ public final class BrokerLink: @unchecked Sendable {
             _ = mosquitto_subscribe(s, nil, discovery.statusTopic, 1)
             announceDue = true
         }
-        // issue 25: the building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
+        // The building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
         if settings.commands { _ = mosquitto_subscribe(s, nil, settings.topics.command, 1) }
-        // issue 35: the site's bundle, retained: the broker gives the one it holds at once.
+        // The site's bundle, retained: the broker gives the one it holds at once.
         if let site = settings.siteTopic { _ = mosquitto_subscribe(s, nil, site, 1) }
-        // issue 33: the mode in force, retained, unless it is already waiting in the outbox.
+        // The mode in force, retained, unless it is already waiting in the outbox.
         shared.lock_ {
             if let m = lastMode, !outbox.contains(where: { $0.topic == settings.topics.mode }) { enqueue(settings.topics.mode, m, retain: true) }
         }

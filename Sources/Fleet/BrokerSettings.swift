@@ -70,14 +70,14 @@ public struct BrokerSettings: Sendable {
     public var connectTimeoutNs: UInt64 = 10_000_000_000
     /// Scans sent and not yet acknowledged at most.
     public var window = 16
-    /// issue 25: subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
+    /// Subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
     public var commands = false
-    /// issue 35: the site's bundles' topic (`KIOSK_SITE_TOPIC`), subscribed at each connection.
+    /// The site's bundles' topic (`KIOSK_SITE_TOPIC`), subscribed at each connection.
     public var siteTopic: String?
-    /// issue 25: the door contact and the tamper loop are watched (their discovery entities).
+    /// The door contact and the tamper loop are watched (their discovery entities).
     public var door = false
     public var tamper = false
-    /// issue 44: credentials mode: the clock's sensor (`clock` in `<topic>/state`).
+    /// Credentials mode: the clock's sensor (`clock` in `<topic>/state`).
     public var clock = false
 
     public init(address: BrokerAddress, topics: FleetTopics, clientID: String, user: String? = nil,

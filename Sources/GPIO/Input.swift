@@ -3,7 +3,7 @@ import CGPIO
 import Glibc
 import Platform
 
-/// How an input line is biased in the chip (issue 25, `KIOSK_INPUT_BIAS`).
+/// How an input line is biased in the chip (`KIOSK_INPUT_BIAS`).
 public enum GPIOBias: String, Sendable, CaseIterable {
     case pullUp = "pull-up", pullDown = "pull-down", disabled, asIs = "as-is"
 

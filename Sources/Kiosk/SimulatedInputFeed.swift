@@ -4,7 +4,7 @@ import Glibc
 import Platform
 import Policy
 
-/// With `KIOSK_GPIO_CHIP=sim` (issue 25): the simulated inputs' levels from the kiosk's standard
+/// With `KIOSK_GPIO_CHIP=sim`: the simulated inputs' levels from the kiosk's standard
 /// input, one change a line, `INPUT LEVEL [NS]`: INPUT a line offset or `contact`, `rex`, `tamper`;
 /// LEVEL the physical level, 0 or 1 (`contact 1`: the door opens with the default wiring); NS,
 /// when given, the moment of the change in CLOCK_MONOTONIC nanoseconds, as the kernel stamps a

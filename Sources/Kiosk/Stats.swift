@@ -16,7 +16,7 @@ public struct StatsSnapshot: Equatable {
     public var atNs: UInt64 = 0
     /// The broker link's counters; nil: no broker configured.
     public var fleet: BrokerCounters?
-    /// issue 25: the door's counters; nil: no door input watched.
+    /// The door's counters; nil: no door input watched.
     public var door: DoorWatch.Counts?
 
     public init() {}
@@ -101,7 +101,7 @@ public final class StatsReporter {
                        ("mqtt_queued", .int(f.queued)), ("mqtt_dropped", .int(f.dropped - p.dropped))]
         }
         if let d = s.door {
-            // issue 25: the door's events in the interval; its state now.
+            // The door's events in the interval; its state now.
             let p = previous.door ?? DoorWatch.Counts()
             if let state = d.state { fields.append(("door", .text(state.rawValue))) }
             fields += [("door_opened", .int(d.opened - p.opened)), ("door_forced", .int(d.forced - p.forced)),
@@ -137,7 +137,6 @@ public final class StatsReporter {
             metric("kiosk_mqtt_dropped_total", "counter", "Scan events dropped because the queue was full (oldest first).", String(f.dropped))
         }
         if let d = s.door {
-            // issue 25
             metric("kiosk_door_opened_total", "counter", "Times the door opened (the door contact).", String(d.opened))
             metric("kiosk_door_forced_total", "counter", "Times the door was forced open.", String(d.forced))
             metric("kiosk_door_held_total", "counter", "Times the door was held open past KIOSK_DOOR_HELD_S.", String(d.held))
@@ -165,7 +164,7 @@ public final class StatsReporter {
                 throw SystemCallError("write \(temporary)", error.code)
             }
         }
-        // Not fsynced (issue 45): the totals are written again at the next interval, and a file
+        // Not fsynced: the totals are written again at the next interval, and a file
         // a power cut empties costs nothing; an fsync would force a write to the card each time
         // (the file belongs in /run/kiosk, in RAM).
         close(fd)

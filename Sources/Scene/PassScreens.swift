@@ -4,7 +4,7 @@ import CQRencode
 import Glibc
 import Policy
 
-/// Phone passes (`KH1:`, issue 43) held up to the kiosk, for the reading-distance bench
+/// Phone passes (`KH1:`) held up to the kiosk, for the reading-distance bench
 /// (`kiosk-dev passes`): a payload of a pass's length (`KH1:` and random bytes: what decodes is
 /// the symbol, not the CBOR), drawn as the holder's page draws it (one 8-bit segment at error
 /// correction level L, `deploy/pass/pass.js`), on a phone screen (`PhoneScreen`) with a given

@@ -6,7 +6,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 44: the clock's facts read from a folder laid out as /sys/class/rtc, systemd-timesyncd's
+/// The clock's facts read from a folder laid out as /sys/class/rtc, systemd-timesyncd's
 /// clock file and the kept floor; the verifier's reasons under a judgement (`clock behind`,
 /// `clock not synchronized`) on credentials from the independent peer.
 final class ClockSourceTests: XCTestCase {

@@ -6,7 +6,7 @@ import Platform
 import Policy
 import XCTest
 
-/// issue 45: the used-token store's files on disk: one record a grant, the log folded into the
+/// The used-token store's files on disk: one record a grant, the log folded into the
 /// snapshot, and every torn shape read back (a cut at every byte of the last record, zero
 /// length, a flipped byte, a compaction cut at each step); whether a folder survives a power cut.
 final class UsedTokenStoreTests: XCTestCase {

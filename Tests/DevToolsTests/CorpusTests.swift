@@ -17,7 +17,7 @@ final class CorpusTests: XCTestCase {
 
     /// The corpus README's figure for plain zbar on the whole image: 152 of 167.
     static let plainZbarCorrect = 152
-    /// What the decode strategy reads (docs/development.md, "Accuracy"): 164 of 167 measured with the default
+    /// What the decode strategy reads (docs/measurements/accuracy.md): 164 of 167 measured with the default
     /// budget; the floor leaves one image of slack for timing on a loaded machine (a pass
     /// skipped for the budget), and is still above the 97% goal (162).
     static let strategyCorrect = 163

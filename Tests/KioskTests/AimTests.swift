@@ -8,7 +8,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// `kiosk aim` (issue 32), the built binary on replayed frames: the JSON figures, and the live view
+/// `kiosk aim`, the built binary on replayed frames: the JSON figures, and the live view
 /// as a terminal shows it (tmux).
 final class AimTests: XCTestCase {
     var folders: [URL] = []
@@ -76,7 +76,7 @@ final class AimTests: XCTestCase {
         XCTAssertNil(Aim.shownPayload(symbol, config: config))
     }
 
-    /// issue 34: an event ticket (a secret pretix 2026.8.0 minted: PretixTicketTests.dated) held up
+    /// An event ticket (a secret pretix 2026.8.0 minted: PretixTicketTests.dated) held up
     /// while aiming, outside credentials mode: read, sized, never printed.
     func testAnEventTicketIsNeverPrinted() throws {
         let secret = "=ww8fh3kANufT1XYgd0eSTIyNVL1Z/Z/5yR8GEN1wCht2JhxB55rpMfa4bJzW0HWUB3b3nBeEwiC5axZZlbtCowB5aNqACjBq+s4AiyAgcAGqABT6ZmTxdlYklTCKAEAdAQA"

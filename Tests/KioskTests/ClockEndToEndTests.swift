@@ -5,7 +5,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 44 on the built `kiosk` binary: the clock's source and floor. The kernel's flag is
+/// The clock with no network, on the built `kiosk` binary: the clock's source and floor. The kernel's flag is
 /// injected as in `testAnUnsynchronisedClockDeniesTimeBoundCredentials` (adjtimex through
 /// LD_PRELOAD: never synchronised), the RTC is a folder laid out as /sys/class/rtc
 /// (`TEST_KIOSK_RTC_DIR`), the floor is the kept file in `$STATE_DIRECTORY`.

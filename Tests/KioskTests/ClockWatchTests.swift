@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 44: the running kiosk's clock watch on the manual clock, with the RTCs and the floor's
+/// The running kiosk's clock watch on the manual clock, with the RTCs and the floor's
 /// files in a temporary folder: the `clock` events at start and at each change, the kept floor
 /// written at most once in 10 minutes (counted) and at stop.
 final class ClockWatchTests: XCTestCase {

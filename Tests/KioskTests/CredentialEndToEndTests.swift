@@ -258,7 +258,7 @@ final class CredentialEndToEndTests: XCTestCase {
         let code = try peer.totp(secret: secret, holder: "carol", time: now)
         tokens += [untimedPlain, code]
         var env = baseEnv(["KIOSK_TOTP_FILE": folder + "/totp", "LD_PRELOAD": library, "KIOSK_REQUIRE_SYNCED_CLOCK": "1",
-                           "TEST_KIOSK_RTC_DIR": folder + "/no-rtc",  // issue 44: this machine's RTC aside
+                           "TEST_KIOSK_RTC_DIR": folder + "/no-rtc",  // This machine's RTC aside
                            "KIOSK_CAMERA": "replay:" + (try replay([timed, untimed, untimedPlain, code]))])
         let r = try run(env: env)
         XCTAssertEqual(r.reasons, ["clock not synchronized", "clock not synchronized", "valid", "clock not synchronized"], r.stderr)

@@ -5,7 +5,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 25 on the release binary: the door's inputs on the simulated chip (driven through the
+/// The door on the release binary: the door's inputs on the simulated chip (driven through the
 /// kiosk's standard input), its events on the log and on a real Mosquitto, and the building's
 /// commands.
 final class DoorEndToEndTests: XCTestCase {

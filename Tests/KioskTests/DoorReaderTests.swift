@@ -9,7 +9,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// The door reader wired into the service (issue 16): verdicts from real programs' exit statuses,
+/// The door reader wired into the service: verdicts from real programs' exit statuses,
 /// the patterns, LEDs and strike timed on a fake chip with the manual clock, Wiegand from a code.
 final class DoorReaderTests: XCTestCase {
     let buzzerLine = 18, grantedLine = 5, deniedLine = 6, doorLine = 23, d0Line = 20, d1Line = 21
@@ -124,7 +124,7 @@ final class DoorReaderTests: XCTestCase {
         }
     }
 
-    /// issue 22: with an OSDP controller the LEDs and the strike are its own; a local verdict (the
+    /// With an OSDP controller the LEDs and the strike are its own; a local verdict (the
     /// credentials mode's; hook mode itself is refused with OSDP by the configuration) only sounds.
     func testWithAnOSDPControllerAVerdictLeavesTheLEDsAndTheStrikeAlone() throws {
         var c = hookConfiguration()

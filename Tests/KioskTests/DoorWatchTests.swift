@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The door's watcher on FakeChip's inputs (issue 25): edges raised by the test reach the log and
+/// The door's watcher on FakeChip's inputs: edges raised by the test reach the log and
 /// the strike through the watcher's own thread; the lines go back on shutdown.
 final class DoorWatchTests: XCTestCase {
     let contact = 5, rex = 6, tamper = 7, strike = 22, buzzer = 18

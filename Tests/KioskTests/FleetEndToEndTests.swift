@@ -80,7 +80,7 @@ final class FleetEndToEndTests: XCTestCase {
         private var log = Data()
         private let done = DispatchSemaphore(value: 0)
 
-        /// issue 25: the kiosk's standard input (the simulated chip's inputs), when asked for.
+        /// The kiosk's standard input (the simulated chip's inputs), when asked for.
         let input: Pipe?
 
         init(_ args: [String] = ["run"], env: [String: String], stdin: Bool = false) throws {

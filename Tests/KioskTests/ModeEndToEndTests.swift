@@ -6,7 +6,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 33's modes on the release binary: a lockdown from the building on a real Mosquitto
+/// The door's modes on the release binary: a lockdown from the building on a real Mosquitto
 /// (retained `<topic>/mode`, the answer), kept across SIGKILL, ended by `kiosk mode` over the
 /// local socket (refused to an ordinary user); a commanded unlock until its time, the exit button
 /// in a lockdown, the fire panel's input above all (the simulated chip through standard input);

@@ -7,7 +7,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
+/// The kiosk as an OSDP reader, judged by an independent implementation: libosdp's
 /// ControlPanel (PyPI `libosdp`, `make peers`) drives the real kiosk binary over a pseudo-terminal
 /// pair (harness/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
 final class OSDPEndToEndTests: XCTestCase {

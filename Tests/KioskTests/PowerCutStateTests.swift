@@ -8,7 +8,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 45 on the built `kiosk` binary: a state directory in RAM (/dev/shm, tmpfs) refuses
+/// Power cuts and the card, on the built `kiosk` binary: a state directory in RAM (/dev/shm, tmpfs) refuses
 /// one-time credentials (`state volatile`) unless KIOSK_VOLATILE_STATE=accept, a value that is
 /// neither is exit 78; a torn snapshot is said (`state_damaged`) and refuses them (`state
 /// damaged`) while a credential without cti still opens; a log torn in its last record loses only

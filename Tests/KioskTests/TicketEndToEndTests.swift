@@ -162,7 +162,7 @@ final class TicketEndToEndTests: XCTestCase {
             XCTAssertEqual(again.doorOpenings, entries - 1)
             assertNoSecret(kiosk.text + again.stderr, "the log")
         }
-        // issue 45: the entries in the journal, a record each (KIOSK_TICKET_ENTRIES=2: twice).
+        // The entries in the journal, a record each (KIOSK_TICKET_ENTRIES=2: twice).
         let store = try String(contentsOfFile: state + "/used-tokens.log", encoding: .utf8)
         XCTAssertEqual(Set(store.split(separator: "\n").filter { $0.hasPrefix("p:") }.map { $0.split(separator: " ")[0] }).count, 2, store)
         assertNoSecret(store, "the used-token store")

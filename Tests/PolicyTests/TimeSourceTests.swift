@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// issue 44: which source the clock is trusted from, the floor, `clock behind`, and when the kept
+/// Which source the clock is trusted from, the floor, `clock behind`, and when the kept
 /// floor is written (pure: the facts and the times are given).
 final class TimeSourceTests: XCTestCase {
     let now: Int64 = 1_800_000_000

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// issue 45: the used-token store's journal and snapshot read back after every torn shape, and
+/// The used-token store's journal and snapshot read back after every torn shape, and
 /// whether the state directory survives a power cut.
 final class UsedTokenLogTests: XCTestCase {
     func testCRC32IsZlibs() {

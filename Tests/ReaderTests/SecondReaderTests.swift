@@ -152,7 +152,7 @@ final class SecondReaderTests: XCTestCase {
                     cases += 1
                     let alone = scene.withLumaPlane { ZXingReader(symbologies: [.aztec])!.read($0, in: PixelRect(x: 0, y: 0, width: 640, height: 480)) }
                     if alone.first?.symbol.text != ticket { missedByZxingAlone += 1 }
-                    // A budget a loaded test machine cannot exhaust (the default's share: docs/development.md, "How it reads codes").
+                    // A budget a loaded test machine cannot exhaust (the default's share: docs/design/reading-codes.md).
                     let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
                     let found = scanner.scan(scene)
                     XCTAssertEqual(found.map(\.text), [ticket], "module \(module) px, \(angle) degrees, at (\(dx), \(dy))")
@@ -186,7 +186,7 @@ final class SecondReaderTests: XCTestCase {
     }
 
     /// zxing is asked only after plain zbar found nothing (what its second opinion wins is
-    /// measured on the photographs: CorpusTests, docs/development.md "Accuracy").
+    /// measured on the photographs: CorpusTests, docs/measurements/accuracy.md).
     func testZxingIsAskedOnlyWhenPlainZbarFindsNothing() throws {
         let qr = upright(with: try QRCodeImage.render("FIRST-READER", moduleSize: 4), centreX: 320, centreY: 240)
         let scanner = BarcodeScanner(symbologies: [.qrcode, .aztec])

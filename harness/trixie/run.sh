@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The trixie tier: the kiosk built and tested as on today's Raspberry Pi OS (Debian 13 "trixie":
-# libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See "Debian 13 (trixie)" in docs/development.md.
+# libgpiod v2, Debian's own Swift 6.0.3 from `swiftlang`). See docs/design/tiers.md.
 #
 #   harness/trixie/run.sh            make release, the libcamera plugin, the part of make test that can
 #                                  differ on trixie (make test-trixie-part) and make demo inside a trixie root

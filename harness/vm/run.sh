@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
 # GPIO, vimc for libcamera, uvcvideo on the UVC gadget over dummy_hcd for a webcam's controls) in a
-# QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in docs/development.md.
+# QEMU VM booted from Debian's own kernel. See docs/vm-tests.md.
 #
 #   harness/vm/run.sh [--require] [--gpiod2]
 #

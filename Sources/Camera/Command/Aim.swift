@@ -78,7 +78,7 @@ enum Aim {
 
     /// The code's payload as aim may print it, or nil for a credential: in credentials mode every
     /// code is a token for the verifier, and a payload with a credential's prefix, or in the form of
-    /// an event ticket's secret (pretix_sig1, issue 34), is one anywhere.
+    /// an event ticket's secret (pretix_sig1), is one anywhere.
     /// The installer sees that it read and its module size, never the token (as the journal).
     static func shownPayload(_ symbol: DecodedSymbol, config: Configuration) -> [UInt8]? {
         let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes

@@ -56,7 +56,7 @@ extension CredentialSetup {
         for k in keys { add(.pass, "trust", "kid \(k.kidText): \(k.key.kind.rawValue) key in \(trustDir)/\(k.file)") }
         for p in problems { add(.fail, "trust", "\(trustDir): \(p)") }
         if keys.isEmpty && problems.isEmpty { add(.warn, "trust", "\(trustDir) holds no key (KID.pem): no signed credential can be granted") }
-        // issue 34: the events' keys for their tickets (name, type, how the file holds it).
+        // The events' keys for their tickets (name, type, how the file holds it).
         let ticketDir = sources.ticketKeysDir
         let tickets = TicketKeys.load(folder: ticketDir)
         for k in tickets.keys {
@@ -87,7 +87,7 @@ extension CredentialSetup {
                 add(.pass, "totp", "\(totp): \(trust.secrets.count) holders (secrets not shown)")
             }
         }
-        // issue 33: the door's rules, the zone they are read in, the closed days ahead.
+        // The door's rules, the zone they are read in, the closed days ahead.
         if let path = sources.accessFile {
             do {
                 let access = try DoorRules.load(path, holidaysFile: sources.holidaysFile)
@@ -106,7 +106,7 @@ extension CredentialSetup {
             }
         }
         let store = UsedTokenStore(directory: UsedTokenStore.directory(environment), readOnly: true)
-        // issue 45: a state file that did not read, what the kiosk does about it, and what the operator can do.
+        // A state file that did not read, what the kiosk does about it, and what the operator can do.
         for r in store.recoveries where store.damage == nil { add(.warn, "store", "\(r.file): \(r.did)") }
         if let damage = store.damage {
             add(.fail, "store", "\(damage): one-time credentials, uses, ticket entries and rotating codes are denied (state damaged). "

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Whether the state directory (/var/lib/kiosk) survives a power cut (issue 45): a file system
+/// Whether the state directory (/var/lib/kiosk) survives a power cut: a file system
 /// in RAM (tmpfs, ramfs) or an overlay whose upper layer is in RAM (Raspberry Pi OS's read-only
 /// root: `raspi-config`'s overlay file system) loses every used one-time token and a lockdown at
 /// the next cut. The shell gives the file systems' magic numbers (statfs) and
@@ -108,7 +108,7 @@ public enum StateDurability {
     }
 }
 
-/// `KIOSK_VOLATILE_STATE` (issue 45): what the kiosk does when its state directory does not
+/// `KIOSK_VOLATILE_STATE`: what the kiosk does when its state directory does not
 /// survive a power cut.
 public enum VolatileState: String, Equatable, Sendable, CaseIterable {
     /// One-time credentials, `uses` and ticket entries denied (`state volatile`).

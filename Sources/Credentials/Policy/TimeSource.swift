@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// issue 44: where the time comes from, and a time that has certainly passed (interface.md 0.5,
+/// Where the time comes from, and a time that has certainly passed (interface.md 0.5,
 /// "The clock"). Pure: the shell gathers the facts (the kernel's synchronised flag, the RTCs under
 /// /sys/class/rtc, the floor's sources) and the times; this decides which source is trusted now,
 /// whether the clock is behind the floor, and when the kept floor is written.
@@ -240,7 +240,7 @@ public struct FloorKeeping: Equatable, Sendable {
 }
 
 extension Configuration {
-    /// `KIOSK_REQUIRE_SYNCED_CLOCK` (issue 44): kept as 0.3's flag (`requireSyncedClock`) and
+    /// `KIOSK_REQUIRE_SYNCED_CLOCK`: kept as 0.3's flag (`requireSyncedClock`) and
     /// whether only NTP counts (`clockNTPOnly`), so that what set the flag alone still holds.
     public var clockSetting: ClockSetting {
         get { requireSyncedClock ? (clockNTPOnly ? .ntpOnly : .ntpOrRTC) : .always }

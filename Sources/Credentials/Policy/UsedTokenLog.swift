@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The used-token store's journal (issue 45), as values: one record a grant appended to
+/// The used-token store's journal, as values: one record a grant appended to
 /// `used-tokens.log` (and fsynced) before the door opens, instead of the whole store rewritten;
 /// the log read back into the state (`replay`), with a torn tail told from a damaged record;
 /// and when the log is folded into the snapshot (`used-tokens`, `UsedTokens.fileText`). The

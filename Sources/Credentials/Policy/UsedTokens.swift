@@ -9,7 +9,7 @@ public struct UsedTokens: Equatable, Sendable {
     /// 1.6 MB and a rewrite under a few tens of ms on an SD card.
     public static let defaultCapacity = 10_000
     /// The snapshot's first line: version 2 ends with the CRC-32 of what precedes its end line
-    /// (issue 45); version 1 (0.4 and before, no checksum) is still read.
+    /// ; version 1 (0.4 and before, no checksum) is still read.
     static let header = "kiosk-used-tokens 2"
     static let headerVersion1 = "kiosk-used-tokens 1"
 
@@ -24,7 +24,7 @@ public struct UsedTokens: Equatable, Sendable {
 
     public static func signedKey(cti: [UInt8]) -> String { "c:" + PayloadBytes.hex(cti) }
     public static func rotatingKey(holder: String, step: Int64) -> String { "t:" + PayloadBytes.hex(Array(holder.utf8)) + ":" + String(step) }
-    /// An event ticket (issue 34): the SHA-256 of its signed payload (the caller hashes), so one
+    /// An event ticket: the SHA-256 of its signed payload (the caller hashes), so one
     /// ticket is one entry whatever key signed it and however often pretix is asked for it.
     public static func ticketKey(payloadDigest: [UInt8]) -> String { "p:" + PayloadBytes.hex(payloadDigest) }
 
@@ -69,7 +69,7 @@ public struct UsedTokens: Equatable, Sendable {
         if !counts.isEmpty { counts = counts.filter { entries[$0.key] != nil } }
     }
 
-    /// The file (the snapshot, issue 45): a header, `KEY EXPIRY` lines (`-` for never; `KEY
+    /// The file (the snapshot): a header, `KEY EXPIRY` lines (`-` for never; `KEY
     /// EXPIRY USES` for a key claimed more than once), and `end COUNT CRC` (the CRC-32 of every
     /// byte before that line), so that a file cut anywhere or with a byte changed reads as
     /// damaged, never as a shorter list. Version 1 (0.4 and before) had no CRC.

@@ -3,7 +3,7 @@ import Credentials
 import Platform
 import Policy
 
-/// issue 44: what `run`, `check` and `doctor` make of the clock: the source trusted now
+/// What `run`, `check` and `doctor` make of the clock: the source trusted now
 /// (`ntp`, `rtc`, `none`), the floor and where it comes from, and what would fix a clock that no
 /// source vouches for.
 public enum ClockSetup {

@@ -3,7 +3,7 @@ import Credentials
 import Platform
 import Policy
 
-/// issue 44: the clock a running kiosk judges time-bound credentials by. `TimeSource` decides
+/// The clock a running kiosk judges time-bound credentials by. `TimeSource` decides
 /// (pure); this gathers the facts: the kernel's synchronised flag and the wall clock at each
 /// decision, the RTCs and the floor's sources (the kept floor, systemd-timesyncd's clock file, the
 /// `issued` time of the site bundle in force) at start and then every `lookNs`. Each change of the

@@ -25,7 +25,7 @@ public enum CredentialSetup {
         }
         let directory = UsedTokenStore.directory(environment)
         let store = UsedTokenStore(directory: directory)
-        // issue 45: a state file that did not read, and what the store did (never a silent grant on
+        // A state file that did not read, and what the store did (never a silent grant on
         // a store that forgot tokens: one that cannot be trusted refuses every claim).
         for r in store.recoveries {
             logger.log(store.damage != nil ? .error : .warning, "state_damaged", fields: [("file", .text(r.file)), ("did", .text(r.did))])
@@ -76,7 +76,7 @@ public enum CredentialSetup {
                                              "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 
-    /// issue 35: where the credentials' files are read (a kept bundle verified again with the site
+    /// Where the credentials' files are read (a kept bundle verified again with the site
     /// key, as `run` does at start), and for `check` and `doctor` what is in force: the bundle
     /// (nil: none), why a kept one is not used, or why the site key cannot be read.
     public static func bundleSources(_ c: Configuration, _ environment: [String: String])

@@ -5,7 +5,7 @@ import Kiosk
 import Platform
 import Policy
 
-/// `kiosk mode normal|lockdown|unlock --until TIME` (issue 33): the installer's or the operator's
+/// `kiosk mode normal|lockdown|unlock --until TIME`: the installer's or the operator's
 /// order to the running kiosk, over its local socket (`ModeSocket`: root, the kiosk user and
 /// the group kiosk only). TIME: `HH:MM` (the next such local time), `+N[smh]` (from now) or Unix
 /// seconds; at most 24 h ahead. Exit 0 taken, 1 refused by the kiosk, 64 usage, 69 no kiosk

@@ -3,7 +3,7 @@ import Credentials
 import Platform
 import Policy
 
-/// The door's mode (issue 33) kept and carried out: `DoorModes` decides (pure); this reads the
+/// The door's mode kept and carried out: `DoorModes` decides (pure); this reads the
 /// clocks, keeps what must survive a restart in `$STATE_DIRECTORY/mode` (written whole before a
 /// command is answered), looks again every second (an unlock window's start and end, a
 /// commanded unlock's `until`), and carries each change out: the `mode` event, `<topic>/mode`,
@@ -32,7 +32,7 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
     private var door: Strike?
     private var watch: DoorWatch?
     private var fleet: DoorFleet?
-    /// Why the state directory does not survive a power cut (issue 45): a lockdown says it is lost at the next one.
+    /// Why the state directory does not survive a power cut: a lockdown says it is lost at the next one.
     private var volatileFolder: String?
 
     /// `path` nil: nothing kept (a test, `check`). What the file holds is read back: a lockdown
@@ -77,7 +77,7 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
         return folder + "/" + fileName
     }
 
-    /// The state directory does not survive a power cut (issue 45; `why` what it is on).
+    /// The state directory does not survive a power cut (`why` what it is on).
     public func warnWhenVolatile(_ why: String) { lock.withLock { volatileFolder = why } }
 
     /// What the mode drives; then `start`.

@@ -3,7 +3,7 @@ import Glibc
 import Platform
 import Policy
 
-/// `kiosk mode` over SSH (issue 33): a Unix socket, `$RUNTIME_DIRECTORY/mode.sock` (systemd's
+/// `kiosk mode` over SSH: a Unix socket, `$RUNTIME_DIRECTORY/mode.sock` (systemd's
 /// `RuntimeDirectory=kiosk`: /run/kiosk), mode 0660: only root, the kiosk's own user and the
 /// members of its group may connect (the kernel checks the socket file's permissions at
 /// connect(2)). One request a connection (`ModeRequest`: a line), one answer line, then closed;

@@ -55,7 +55,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
 
     /// Queues a run; never blocks. A full queue drops its oldest request, with a warning (its
     /// `onEnd` hears that it was not started: an error verdict at once, not at its deadline).
-    /// `extra`: more variables for this run (a credential's `KIOSK_CREDENTIAL_*`, issue 21).
+    /// `extra`: more variables for this run (a credential's `KIOSK_CREDENTIAL_*`).
     public func submit(symbology: String, payload: [UInt8], onEnd: OnEnd? = nil, extra: [String: String] = [:]) {
         condition.lock()
         guard !stopping else { return condition.unlock() }

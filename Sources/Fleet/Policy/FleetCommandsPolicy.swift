@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Commands from the building (issue 25, `KIOSK_MQTT_COMMANDS=1`): `<topic>/command` carries
-/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`, and (issue 33)
+/// Commands from the building (`KIOSK_MQTT_COMMANDS=1`): `<topic>/command` carries
+/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`, and
 /// `{"id", "command": "mode", "mode": "normal" | "unlock" | "lockdown", "until": UNIX_SECONDS,
 /// "time"}` (`until` for `unlock` only, and required there); the answer goes to
 /// `<topic>/command/result` as `{"id", "result": "ok" | "refused", "reason"}`.

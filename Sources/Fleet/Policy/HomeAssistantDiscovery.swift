@@ -11,14 +11,14 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     public var nodeID: String
     public var topics: FleetTopics
     public var version: String
-    /// issue 25: a door binary sensor (`<topic>/door`) when the door contact is watched, a tamper
+    /// A door binary sensor (`<topic>/door`) when the door contact is watched, a tamper
     /// binary sensor (`tamper` in `<topic>/state`) when the tamper loop is.
     public var door: Bool
     public var tamper: Bool
-    /// issue 33 (`KIOSK_MQTT_COMMANDS=1` with a strike): a select for the door's mode and a
+    /// With `KIOSK_MQTT_COMMANDS=1` and a strike: a select for the door's mode and a
     /// button that opens it, both sending the building's commands.
     public var commands: Bool
-    /// issue 44 (credentials mode): a sensor for the clock's source (`clock` in `<topic>/state`).
+    /// In credentials mode, a sensor for the clock's source (`clock` in `<topic>/state`).
     public var clock: Bool
 
     public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false,

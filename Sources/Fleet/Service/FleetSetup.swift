@@ -67,7 +67,7 @@ public enum FleetSetup {
         var settings = BrokerSettings(address: address, topics: FleetTopics(prefix: c.mqttTopic), clientID: c.mqttClientID,
                                       user: c.mqttUser, password: password, caFile: address.tls ? c.mqttCAFile : nil,
                                       discoveryPrefix: c.mqttDiscovery, version: kioskVersion)
-        // issue 25: the building's commands (subscribed only then) and the door's entities.
+        // The building's commands (subscribed only then) and the door's entities.
         settings.commands = c.mqttCommands
         settings.siteTopic = c.siteKey != nil && c.verdict == .credentials ? c.siteTopic : nil
         settings.door = c.doorContactLine != nil

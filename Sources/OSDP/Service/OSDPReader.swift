@@ -7,7 +7,7 @@ import Platform
 import Policy
 import Reader
 
-/// The kiosk as the access controller's OSDP reader (issue 22), wired: the key and the kept bus
+/// The kiosk as the access controller's OSDP reader, wired: the key and the kept bus
 /// settings (`OSDPStore`), the link's thread (`OSDPLink`), the controller's commands on the lines
 /// (`OSDPLines`), and the link's events in the log.
 ///
