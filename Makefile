@@ -22,7 +22,7 @@ PACKAGES := pkg-config make libzbar-dev libv4l-dev libgpiod-dev libpng-dev libsy
 # there the toolchain comes from swift.org (docs/installing.md, "Build on the Pi").
 PACKAGES_trixie := swiftlang libstdc++-14-dev
 PACKAGES += $(PACKAGES_$(CODENAME))
-# The building's broker (issue 17), the same names on bookworm (2.0.11) and trixie (2.0.21):
+# The building's broker, the same names on bookworm (2.0.11) and trixie (2.0.21):
 # libmosquitto, the MQTT client library the kiosk links (runtime libmosquitto1)
 PACKAGES += libmosquitto-dev
 # the broker the MQTT tests start on a loopback port
@@ -34,7 +34,7 @@ PACKAGES += openssl
 # OpenSSL's headers for the crypto shim (Sources/CCrypto: credentials, OSDP); the kiosk dlopen()s
 # libcrypto.so.3 (libssl3 on bookworm, libssl3t64 on trixie) and never links it
 PACKAGES += libssl-dev
-# zlib's headers for the credentials' capped inflate (Sources/CZlib, issue 21); libpng-dev pulls
+# zlib's headers for the credentials' capped inflate (Sources/CZlib); libpng-dev pulls
 # it in already, named here because the kiosk links libz itself
 PACKAGES += zlib1g-dev
 # python3-venv: the tests' independent peers from PyPI live in a virtual environment (below; a
@@ -42,16 +42,16 @@ PACKAGES += zlib1g-dev
 PACKAGES += python3-venv
 # kiosk aim's live view is tested in a terminal (AimTests).
 PACKAGES += tmux
-# libical's headers for the holidays' shim (Sources/CICal, issue 33); the kiosk dlopen()s
+# libical's headers for the holidays' shim (Sources/CICal); the kiosk dlopen()s
 # libical.so.3 (libical3 on bookworm, libical3t64 on trixie) when a rules file names holidays
 PACKAGES += libical-dev
-# libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock (issue 33)
+# libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock
 PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
-# iCalendar holidays written by icalendar and expanded by recurring-ical-events (issue 33); event
-# tickets minted by pretix itself (issue 34: its Sig1TicketSecretGenerator, Tests/Peers/pretix_tickets.py).
+# iCalendar holidays written by icalendar and expanded by recurring-ical-events; event
+# tickets minted by pretix itself (its Sig1TicketSecretGenerator, Tests/Peers/pretix_tickets.py).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (harness/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock
 
 all: build
 
@@ -109,26 +109,25 @@ RELEASE := -c release --static-swift-stdlib
 release: deps
 	$(SWIFT) build $(RELEASE)
 
-# The kiosk's frame loop against zbar on every full frame, on generated workloads (docs/development.md,
-# Performance). BENCH_ARGS=--json for machine-readable output.
+# The kiosk's frame loop against zbar on every full frame, on generated workloads (docs/measurements/frame-loop.md). BENCH_ARGS=--json for machine-readable output.
 bench: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev bench $(BENCH_ARGS)
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev sharpness
 
-# What KIOSK_ZOOM=1 buys (docs/development.md, Performance): the smallest QR code read with and without the
+# What KIOSK_ZOOM=1 buys (docs/measurements/frame-loop.md): the smallest QR code read with and without the
 # sensor crop, on a simulated 2028x1520 sensor scaled to 640x480.
 bench-zoom: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev zoom $(BENCH_ARGS)
 
-# What each phone-screen attempt wins and costs (issue 37; docs/development.md, "Phone screens"):
+# What each phone-screen attempt wins and costs (docs/measurements/phone-screens.md):
 # the drawn screens of Sources/Scene/ScreenScenes.swift, frame by frame and replayed end to end.
 bench-screens: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev screens $(BENCH_ARGS)
 
-# The 2D bench (issue 37; docs/development.md, "The 2D bench"): 60 drawn Aztec, Data Matrix and
+# The 2D bench (docs/measurements/accuracy.md): 60 drawn Aztec, Data Matrix and
 # PDF417 pictures through the kiosk's still path and zxing-cpp alone, then through zxing-cpp 2.x
 # from PyPI (pinned here; its own virtual environment in .cache/bench-2d, never the build's).
 ZXING_PY := zxing-cpp==2.3.0 pillow==13.0.0
@@ -142,7 +141,7 @@ bench-2d: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev twod --dump $(BENCH_2D)/pictures $(BENCH_ARGS)
 	$(BENCH_2D)/venv/bin/python harness/bench-2d/zxing.py $(BENCH_2D)/pictures
 
-# The payload text rule on short legacy texts (issue 37; docs/development.md, "Text that is right").
+# The payload text rule on short legacy texts (docs/measurements/accuracy.md).
 bench-charsets: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev charsets $(BENCH_ARGS)
@@ -153,25 +152,25 @@ bench-wiegand: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev wiegand-jitter $(BENCH_ARGS)
 
-# The OSDP link's reply time to POLL (issue 22; docs/development.md, "Performance of the OSDP reader"): release build, as on the door.
+# The OSDP link's reply time to POLL (docs/measurements/door-features.md): release build, as on the door.
 bench-osdp: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev osdp-reply $(BENCH_ARGS)
 
 # One credential's verification (ES256, Ed25519) and an idle frame with credentials mode on and
-# off (docs/development.md, "What a credential's check costs"): release build, as on the door.
+# off (docs/measurements/door-features.md): release build, as on the door.
 bench-credentials: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
 
-# The idle kiosk's memory (docs/development.md, Size; issue 23): peak RSS of `kiosk run` with the defaults on an
+# The idle kiosk's memory (docs/design/memory.md): peak RSS of `kiosk run` with the defaults on an
 # empty replay, then with KIOSK_MQTT_URL at a loopback broker (harness/memory/idle-rss.sh).
 bench-memory: release
 	@$(call install_missing,time)
 	harness/memory/idle-rss.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The functions the release kiosk is linked with first (Sources/KioskMain/hot-functions.order; issue
-# 23, docs/development.md Size): callgrind's record of an idle run and a decode (harness/memory/hot-functions.sh).
+# 23, docs/design/memory.md): callgrind's record of an idle run and a decode (harness/memory/hot-functions.sh).
 # Run it when start-up or the frame loop calls other code (make test-deploy says when the list is
 # stale). Then, when there is a trixie root (make test-trixie), the names trixie's Swift 6.0.3 adds
 # (it builds the arm64 kiosk too): HOT_ADD=--add. SwiftPM does not know the list as an input: the
@@ -199,6 +198,20 @@ test-pass-browser: release peers
 	rm -rf .cache/pass-browser
 	SE_OFFLINE=true $(PEERS_PYTHON) harness/pass/browser.py --out $(CURDIR)/.cache/pass-browser \
 	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# How small a phone pass (KH1:) reads, by resolution and module size: the reading distance
+# (docs/measurements/passes.md). About 20 min at 640x480 and 30 at 1280x720 on 2 busy cores.
+bench-passes: release
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev passes $(BENCH_ARGS)
+
+# Bytes the kiosk makes the card write (docs/measurements/card-writes.md): ext4 on a loop device,
+# idle, 1,000 plain scans, 1,000 one-time grants (harness/bench-writes/run.sh; root). BEFORE=path
+# also measures another kiosk, with the metrics file where the example used to put it.
+bench-writes: release peers
+	@$(call install_missing,qrencode)
+	harness/bench-writes/run.sh
+	$(if $(BEFORE),KIOSK=$(BEFORE) LABEL=before METRICS=state harness/bench-writes/run.sh)
 
 # The deploy/examples verdict programs, run for real (harness/examples/run.sh; a few seconds).
 test-examples: peers
@@ -317,7 +330,7 @@ fuzz: deps
 test-deploy: deploy-deps release
 	harness/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
-# The build needs only the build (issue 36): make release, make deb, deploy/install.sh and, with
+# The build needs only the build: make release, make deb, deploy/install.sh and, with
 # the arm64 SDK cached, make deb ARCH=arm64, with no network at all (a network namespace of their
 # own) and every way to PyPI watched (harness/deploy/no-pypi.sh). Where no namespace can be made
 # (a container without the right), the stand-ins alone close PyPI, and it says so.
@@ -340,24 +353,30 @@ test-arm64: deploy-deps peers
 # booted from Debian's kernel (harness/vm/run.sh; about 1-2 minutes, cached in .cache/vm). It
 # installs its own Debian packages (the list is VM_PACKAGES in harness/vm/run.sh).
 # VM_ARGS=--gpiod2: the GPIO checks again with the trixie tier's kiosk and libgpiod v2.
-test-vm: deps
+test-vm: deps peers
 	harness/vm/run.sh --require $(VM_ARGS)
 
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
 # run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
 # against vivid, gpio-sim, vimc and a Mosquitto in the guest (harness/vm-arm64/run.sh; cached in
-# .cache/vm-arm64; docs/development.md "The arm64 package on an emulated Pi").
+# .cache/vm-arm64; docs/vm-tests.md).
 test-vm-arm64: deploy-deps
 	harness/vm-arm64/run.sh
 
+# The clock with no network on the arm64 VM (harness/vm-arm64/clock.sh): the virt machine's PL031
+# at the true time, at 2001 with a kept floor, none at all, and chrony syncing from the host; the
+# arm64 kiosk of harness/arm64/build.sh (built if missing).
+test-vm-arm64-clock: deploy-deps peers
+	harness/vm-arm64/clock.sh
+
 # What a frame costs on an arm64 CPU, counted: instructions per frame of the kiosk, of zbar on
 # every full frame and of the floor, under qemu-aarch64 with a per-thread instruction-count
-# plugin (harness/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; docs/development.md "What a frame
+# plugin (harness/bench-arm64/run.sh; BENCH_ARGS=--short for CI's form; docs/measurements/arm64-counts.md ("What a frame
 # costs on a Pi").
 bench-arm64: deploy-deps
 	harness/bench-arm64/run.sh $(BENCH_ARGS)
 
-# The accuracy table (docs/development.md "Accuracy"): the photo corpus through our decoder and plain zbar,
+# The accuracy table (docs/measurements/accuracy.md): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.
 CORPUS ?= ../shared/corpus/zxing-blackbox
 accuracy: release

@@ -40,8 +40,10 @@
 //   Systemd     - sd_notify and the journal
 //   Crypto      - hashes, signatures and ciphers: OpenSSL's libcrypto, loaded on first use
 //   Scene       - a simulated camera scene for `kiosk demo` and the tests
-//   DevTools    - bench and accuracy, in `kiosk-dev` (never packaged)
-//   C*          - thin C shims and system-library maps; no policy lives there
+//   DevTools    - bench and accuracy, in `kiosk-dev` (never packaged); it links Tests/TestSupport for
+//                 plain zbar, the reference reader the accuracy bench and the tests share
+//   C*          - thin C shims and system-library maps; no policy lives there. A library loaded on
+//                 first use goes through CPlatform's kiosk_dlopen.h (which names no library)
 import PackageDescription
 
 let package = Package(
@@ -61,19 +63,19 @@ let package = Package(
         .target(name: "CGPIO", path: "Sources/CGPIO", linkerSettings: [.linkedLibrary("gpiod")]),
         .target(name: "CPNG", path: "Sources/CPNG", linkerSettings: [.linkedLibrary("png16")]),
         // The loader of the libcamera plugin (plugins/libcamera/, dlopen'd): libcamera is never linked.
-        .target(name: "CLibcamera", path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CLibcamera", dependencies: ["CPlatform"], path: "Sources/CLibcamera", linkerSettings: [.linkedLibrary("dl")]),
         // zxing-cpp (C++) behind a C API: the one place that knows 1.4 (bookworm) from 2.3 (trixie).
         .target(name: "CZXing", path: "Sources/CZXing", linkerSettings: [.linkedLibrary("ZXing"), .linkedLibrary("stdc++")]),
         // OpenSSL's libcrypto behind a C API, dlopen()ed on first use (credentials, OSDP): never linked.
-        .target(name: "CCrypto", path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CCrypto", dependencies: ["CPlatform"], path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         // The pure core: every concern's Policy/ folder, one module with no dependency.
         .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
-        // zlib's inflate with a cap (credentials' payloads; issue 21). libz is already linked by libpng.
+        // zlib's inflate with a cap (credentials' payloads). libz is already linked by libpng.
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
-        // Signed and rotating credentials verified offline (issue 21): trust, store, verifier.
-        // libical loaded on first use (dlopen, issue 33): the holidays' iCalendar file read and expanded.
-        .target(name: "CICal", path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
+        // Signed and rotating credentials verified offline: trust, store, verifier.
+        // libical loaded on first use (dlopen): the holidays' iCalendar file read and expanded.
+        .target(name: "CICal", dependencies: ["CPlatform"], path: "Sources/CICal", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Credentials", dependencies: ["Policy", "Platform", "CPlatform", "Crypto", "CZlib", "CICal"], exclude: ["Policy", "Service", "Command"]),
         .target(name: "CPlatform", path: "Sources/CPlatform"),
         .target(name: "Platform", dependencies: ["CPlatform"]),
@@ -82,15 +84,15 @@ let package = Package(
         .target(name: "GPIO", dependencies: ["CGPIO", "Platform"]),
         .target(name: "Scene", dependencies: ["Policy", "Platform", "Camera", "Reader", "CQRencode"]),
         .target(name: "Systemd", dependencies: ["CSystemd"]),
-        // libmosquitto loaded on first use (dlopen, issue 23): its mosquitto_* names defined as
+        // libmosquitto loaded on first use (dlopen): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
-        .target(name: "CMosquitto", path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
         // The service: its own files and every concern's Service/ folder.
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
                 path: "Sources", exclude: ["Kiosk/Policy"],
                 sources: ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]),
-        // The kiosk as an OSDP reader (issue 22): the serial port, the link's thread, the key store.
+        // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
         // The command line: its own files and every concern's Command/ folder.
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
@@ -98,7 +100,7 @@ let package = Package(
                 sources: ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Fleet/Command"]),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
-        // about 0.7 MB smaller (docs/development.md, Size). Both toolchains ship lld (swift.org's, trixie's swiftlang).
+        // about 0.7 MB smaller (docs/design/memory.md). Both toolchains ship lld (swift.org's, trixie's swiftlang).
         // And with the functions an idle kiosk and a decode run first in its text (hot-functions.order,
         // written by harness/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"], exclude: ["hot-functions.order"],
@@ -106,13 +108,13 @@ let package = Package(
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",
                                                          "-Xlinker", "--no-warn-symbol-ordering"],
                                                         .when(configuration: .release))]),
-        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZbar", "CZXing", "ZintDrawing"]),
+        .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZXing", "ZintDrawing", "TestSupport"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),
         // zint draws barcodes (EAN-13, Code 128; Aztec, Data Matrix, PDF417) for the decoder's tests
         // and the bench's workloads (kiosk-dev only: the shipped kiosk never links it).
         .systemLibrary(name: "CZint", path: "Tests/CZint"),
         .target(name: "ZintDrawing", dependencies: ["Policy", "CZint"], path: "Tests/ZintDrawing"),
-        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "CZint", "CQRencode", "ZintDrawing"],
+        .target(name: "TestSupport", dependencies: ["Camera", "Scene", "GPIO", "Platform", "Policy", "Reader", "CZbar", "CZint", "CQRencode", "ZintDrawing"],
                 path: "Tests/TestSupport"),
         // The core's tests: nothing but the core, so no C library is linked.
         .testTarget(name: "PolicyTests", dependencies: ["Policy"]),
@@ -123,9 +125,9 @@ let package = Package(
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"]),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Policy"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
-        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "CZbar", "TestSupport"]),
+        .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

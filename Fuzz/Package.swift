@@ -15,22 +15,22 @@ let package = Package(
         .target(name: "CFuzzDriver"),
         .executableTarget(name: "FuzzConfiguration", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         .executableTarget(name: "FuzzImageFile", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 21: Base45, zlib, CBOR, COSE_Sign1, CWT, KT1 and the verifier.
+        // Base45, zlib, CBOR, COSE_Sign1, CWT, KT1 and the verifier.
         .executableTarget(name: "FuzzCredential", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         .executableTarget(name: "FuzzLogEscape", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 22: the OSDP framer and peripheral on bus bytes.
+        // The OSDP framer and peripheral on bus bytes.
         .executableTarget(name: "FuzzOSDP", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 25: the building's commands (MQTT payloads) and their answers.
+        // The building's commands (MQTT payloads) and their answers.
         .executableTarget(name: "FuzzCommand", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 33: a door's access rules, read and decided.
+        // A door's access rules, read and decided.
         .executableTarget(name: "FuzzAccess", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 34: pretix's signed tickets: the framing, the payload's protobuf, the verifier.
+        // Pretix's signed tickets: the framing, the payload's protobuf, the verifier.
         .executableTarget(name: "FuzzTicket", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 33: a holidays calendar (iCalendar) through libical and the kiosk's shim.
+        // A holidays calendar (iCalendar) through libical and the kiosk's shim.
         .executableTarget(name: "FuzzHolidays", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 35: site bundles: the envelope, the site key's check, the payload's reader.
+        // Site bundles: the envelope, the site key's check, the payload's reader.
         .executableTarget(name: "FuzzBundle", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
-        // issue 43: passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
+        // Passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
         .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "kiosk_crypto.h"
+#include "kiosk_dlopen.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -61,21 +62,14 @@ static void say(char *buf, size_t len, const char *fmt, ...) {
 int kiosk_crypto_load(char *err, size_t errlen) {
     pthread_mutex_lock(&load_lock);
     if (!handle && !load_error[0]) {
-        void *h = dlopen(KIOSK_CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!h) {
-            const char *why = dlerror();
-            snprintf(load_error, sizeof load_error, "%s", why ? why : "dlopen failed");
-        } else {
-            const char *missing = NULL;
-#define FIND(name) if (!missing && !(ssl.name = (__typeof__(ssl.name))dlsym(h, #name))) missing = #name;
+        static const char *const names[] = {KIOSK_CRYPTO_SONAME, NULL};
+        void *h = kiosk_dlopen_first(names, NULL, load_error, sizeof load_error);
+        if (h) {
+            int found = 1;
+#define FIND(name) if (found) found = (ssl.name = (__typeof__(ssl.name))kiosk_dlsym(h, #name, load_error, sizeof load_error)) != NULL;
             KIOSK_CRYPTO_FUNCTIONS(FIND)
 #undef FIND
-            if (missing) {
-                snprintf(load_error, sizeof load_error, "%s has no %s", KIOSK_CRYPTO_SONAME, missing);
-                dlclose(h);
-            } else {
-                handle = h;
-            }
+            if (found) handle = h; else dlclose(h);
         }
     }
     int rc = handle ? 0 : -1;

@@ -5,8 +5,8 @@
  */
 #define _GNU_SOURCE
 #include "kiosk_ical.h"
+#include "kiosk_dlopen.h"
 
-#include <dlfcn.h>
 #include <libical/ical.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,18 +28,17 @@ static struct {
 } ical;
 
 static void load_once(void) {
-    dlerror();
-    void *handle = dlopen(KIOSK_ICAL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    static const char *const names[] = {KIOSK_ICAL_LIBRARY, NULL};
+    void *handle = kiosk_dlopen_first(names, NULL, why, sizeof why);
     if (!handle) {
-        const char *e = dlerror();
-        snprintf(why, sizeof why, "%s (install %s)", e ? e : "dlopen failed", KIOSK_ICAL_PACKAGE);
+        size_t n = strlen(why);
+        snprintf(why + n, sizeof why - n, " (install %s)", KIOSK_ICAL_PACKAGE);
         return;
     }
-#define FIND(field, name)                                                           \
-    if (!(ical.field = (__typeof__(ical.field))dlsym(handle, #name))) {            \
-        snprintf(why, sizeof why, "%s: no %s", KIOSK_ICAL_LIBRARY, #name);          \
-        ical.parse_string = NULL;                                                   \
-        return;                                                                     \
+#define FIND(field, name)                                                                  \
+    if (!(ical.field = (__typeof__(ical.field))kiosk_dlsym(handle, #name, why, sizeof why))) { \
+        ical.parse_string = NULL;                                                          \
+        return;                                                                            \
     }
     FIND(isa, icalcomponent_isa)
     FIND(count_errors, icalcomponent_count_errors)

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "kiosk_libcamera.h"
+#include "kiosk_dlopen.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -50,15 +51,15 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
         pthread_mutex_unlock(&load_lock);
         return -1;
     }
-    dlerror();
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    const char *const names[] = {path, NULL};
+    char why[200];
+    void *h = kiosk_dlopen_first(names, NULL, why, sizeof why);
     if (!h) {
-        const char *why = dlerror();
-        say(err, errlen, "dlopen %s: %s", path, why ? why : "failed");
+        say(err, errlen, "dlopen %s: %s", path, why);
         pthread_mutex_unlock(&load_lock);
         return -1;
     }
-    int (*abi)(void) = (int (*)(void))dlsym(h, "kiosk_lcp_abi");
+    int (*abi)(void) = (int (*)(void))kiosk_dlsym(h, "kiosk_lcp_abi", NULL, 0);
     if (!abi) {
         say(err, errlen, "%s is not a kiosk libcamera plugin (no kiosk_lcp_abi)", path);
         goto fail;
@@ -70,9 +71,9 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
     }
 #define FIND(field, name)                                                            \
     do {                                                                             \
-        *(void **)&plugin.field = dlsym(h, name);                                    \
+        *(void **)&plugin.field = kiosk_dlsym(h, name, why, sizeof why);             \
         if (!plugin.field) {                                                         \
-            say(err, errlen, "%s: no %s in the plugin", path, name);                 \
+            say(err, errlen, "the libcamera plugin lacks a function: %s", why);      \
             goto fail;                                                               \
         }                                                                            \
     } while (0)

@@ -6,8 +6,8 @@
  */
 #define _GNU_SOURCE
 #include "shim.h"
+#include "kiosk_dlopen.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,12 +18,8 @@ static void *handle;
 static char why[256];
 
 static void load_once(void) {
-    dlerror();
-    handle = dlopen(KIOSK_MOSQUITTO_LIBRARY, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *e = dlerror();
-        snprintf(why, sizeof why, "%s", e ? e : "dlopen failed");
-    }
+    static const char *const names[] = {KIOSK_MOSQUITTO_LIBRARY, NULL};
+    handle = kiosk_dlopen_first(names, NULL, why, sizeof why);
 }
 
 int kiosk_mosquitto_load(char *err, size_t errlen) {
@@ -40,7 +36,7 @@ int kiosk_mosquitto_loaded(void) {
 /* The real function, or NULL when the library or the symbol is missing. */
 static void *resolve(const char *name) {
     pthread_once(&once, load_once);
-    return handle ? dlsym(handle, name) : NULL;
+    return handle ? kiosk_dlsym(handle, name, NULL, 0) : NULL;
 }
 
 #define FIND(name)                                                            \

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #define _GNU_SOURCE
+#include <sys/vfs.h>
 #include "cplatform.h"
 
 #include <sys/timex.h>
@@ -50,4 +51,10 @@ int kiosk_clock_unsynchronized(void) {
        STA_UNSYNC set on a clock it disciplines unless told to sync the RTC, so the flag alone
        would call a good clock bad. */
     return t.maxerror >= 16000000 ? 1 : 0;
+}
+
+long long kiosk_statfs_type(const char *path) {
+    struct statfs s;
+    if (statfs(path, &s) != 0) return -1;
+    return (long long)s.f_type;
 }

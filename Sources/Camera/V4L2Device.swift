@@ -216,13 +216,7 @@ public enum V4L2Control {
 /// Any other failure becomes a `CameraError` naming `what` and carrying errno.
 @discardableResult
 func retryingInterrupts(_ what: @autoclosure () -> String, _ call: () -> Int32) throws -> Int32 {
-    while true {
-        let result = call()
-        if result != -1 { return result }
-        let error = errno
-        if error == EINTR { continue }
-        throw CameraError(what(), errno: error)
-    }
+    do throws(Errno) { return try Syscall.retryingEINTR(call) } catch { throw CameraError(what(), errno: error) }
 }
 
 /// The real device: V4L2 through libv4l2, which converts formats the sensor does not give
@@ -335,11 +329,13 @@ public final class LibV4L2Device: V4L2Device {
 
     public func map(fd: Int32, _ buffer: V4L2MappableBuffer) throws -> UnsafeMutableRawPointer {
         let mapFailed = UnsafeMutableRawPointer(bitPattern: -1)  // MAP_FAILED, a macro Swift cannot see
-        while true {
-            let address = kiosk_v4l2_mmap(nil, buffer.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, buffer.offset)
-            if let address, address != mapFailed { return address }
-            let error = errno
-            if error == EINTR { continue }
+        do throws(Errno) {
+            let address = try Syscall.retryingEINTR(failingWith: mapFailed) {
+                kiosk_v4l2_mmap(nil, buffer.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, buffer.offset)
+            }
+            guard let address else { throw Errno(EFAULT) }  // never NULL without MAP_FIXED
+            return address
+        } catch {
             throw CameraError("mmap of buffer \(buffer.index)", errno: error)
         }
     }
@@ -357,10 +353,9 @@ public final class LibV4L2Device: V4L2Device {
         var buf = captureBuffer(index: 0)
         // Done by hand rather than through `ioctl` so that EAGAIN, which can follow a poll
         // wake-up, costs no thrown error.
-        while true {
-            if kiosk_v4l2_ioctl(fd, KIOSK_VIDIOC_DQBUF, &buf) != -1 { break }
-            let error = errno
-            if error == EINTR { continue }
+        do throws(Errno) {
+            try Syscall.retryingEINTR { kiosk_v4l2_ioctl(fd, KIOSK_VIDIOC_DQBUF, &buf) }
+        } catch {
             if error == EAGAIN { return nil }
             throw CameraError("VIDIOC_DQBUF", errno: error)
         }
@@ -410,20 +405,24 @@ public final class LibV4L2Device: V4L2Device {
         // After EINTR, wait only for what is left of the timeout, not the whole of it again.
         let deadline = timeoutMs >= 0 ? monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000 : nil
         var wait = timeoutMs >= 0 ? Int32(clamping: timeoutMs) : -1
-        while true {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = Glibc.poll(&pfd, 1, wait)
-            if ready > 0 {
-                if Int32(pfd.revents) & Int32(POLLNVAL) != 0 { throw CameraError("poll", errno: EBADF) }
-                return true
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready: Int32
+        do throws(Errno) {
+            ready = try Syscall.retryingEINTR {
+                defer {
+                    if let deadline {
+                        let now = monotonicNanoseconds()
+                        wait = now >= deadline ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+                    }
+                }
+                pfd.revents = 0
+                return Glibc.poll(&pfd, 1, wait)
             }
-            if ready == 0 { return false }
-            let error = errno
-            guard error == EINTR else { throw CameraError("poll", errno: error) }
-            if let deadline {
-                let now = monotonicNanoseconds()
-                wait = now >= deadline ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
-            }
+        } catch {
+            throw CameraError("poll", errno: error)
         }
+        if ready == 0 { return false }
+        if Int32(pfd.revents) & Int32(POLLNVAL) != 0 { throw CameraError("poll", errno: EBADF) }
+        return true
     }
 }

@@ -113,7 +113,7 @@ public enum KioskCommand {
             for e in problems.list { logger.configError(e) }
             return ExitStatus.config
         }
-        // issue 22: the OSDP key file is a key (where it comes from is said; the key never).
+        // The OSDP key file is a key (where it comes from is said; the key never).
         var osdpNote: String?
         if config.isOSDP {
             switch OSDPReader.key(config, OSDPStore(environment: environment, keyFile: config.osdpKeyFile)) {
@@ -124,9 +124,9 @@ public enum KioskCommand {
                 osdpNote = OSDPReader.checkNote(config, keySource: loaded?.source)
             }
         }
-        // issue 21: the files the credentials' settings name (the secrets are never printed).
+        // The files the credentials' settings name (the secrets are never printed).
         if config.verdict == .credentials {
-            // issue 35: the kept bundle (verified again) decides where each kind is read.
+            // The kept bundle (verified again) decides where each kind is read.
             let site = CredentialSetup.bundleSources(config, environment)
             if let k = site.keyProblem {
                 logger.configError(ConfigError(variable: "KIOSK_SITE_KEY", value: config.siteKey ?? "", expected: "the site's public key, a PEM file (EC P-256 or Ed25519): \(k)"))
@@ -142,14 +142,15 @@ public enum KioskCommand {
             if !problems.isEmpty { return ExitStatus.config }
             print("# credentials: \(trust.keys.count) keys, \(trust.revoked.count) revoked, \(trust.secrets.count) TOTP holders, "
                   + "\(trust.ticketKeys.count) event keys (pretix), \(trust.holders.count) pass holders")
-            // issue 33: the door's rules as understood, at the local time now.
+            print("# clock: " + ClockSetup.checkLine(config, environment, bundleIssued: site.bundle?.bundle.issued))
+            // The door's rules as understood, at the local time now.
             if let access = trust.access {
                 let now = LocalTime.wallClock(unixSeconds())
                 print("# access: \(access.path) at \(now.weekday.name) \(now) local time: \(access.summary)")
                 for line in access.rules.understood(at: now, holidays: access.holidays) { print("# access: " + line) }
             }
         }
-        // issue 33: the mode a command left in force (a running kiosk has the same file).
+        // The mode a command left in force (a running kiosk has the same file).
         let modeFile = DoorModeKeeper.path(environment)
         if let bytes = try? SmallFile.read(modeFile, limit: 4096) {
             let kept = String(validating: bytes, as: UTF8.self).flatMap(DoorModes.restore)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
+import Credentials
 import Reader
 import GPIO
 import Glibc
@@ -36,6 +37,9 @@ public struct Doctor {
     /// Asks the broker (DNS, TCP, TLS, login); tests may pass a shorter timeout.
     public var brokerTimeoutNs: UInt64 = 5_000_000_000
 
+    /// Reads whether the state directory survives a power cut (tests pass another).
+    public var stateProbe: StateDirectoryProbe = .system
+
     public init(configuration: Configuration) { self.configuration = configuration }
 
     public func run() -> [Check] {
@@ -44,13 +48,34 @@ public struct Doctor {
         checks += gpio()
         checks += door()
         checks += mqtt()
-        checks += osdp()  // issue 22
+        checks += osdp()
+        checks += state()
         checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
             let verdict: Verdict = state.active == "active" ? .pass : .warn
             checks.append(Check(verdict: verdict, subject: "systemd", detail: "kiosk.service is \(state.active), \(state.enabled)"))
         }
         return checks
+    }
+
+    // MARK: the state directory
+
+    /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM,
+    /// whatever `KIOSK_VOLATILE_STATE` says.
+    public func state() -> [Check] {
+        let folder = UsedTokenStore.directory(environment)
+        switch stateProbe.verdict(folder) {
+        case .durable:
+            return [Check(verdict: .pass, subject: "state", detail: "\(folder) survives a power cut (not in RAM)")]
+        case .unknown(let why):
+            return [Check(verdict: .warn, subject: "state", detail: "\(why): whether it survives a power cut is not known")]
+        case .volatile(let why):
+            let policy = configuration.volatileState == .refuse
+                ? "one-time credentials, uses and ticket entries are denied (KIOSK_VOLATILE_STATE=refuse)"
+                : "one-time credentials, uses and ticket entries are judged anyway (KIOSK_VOLATILE_STATE=accept): a used one could open again after a power cut"
+            return [Check(verdict: .fail, subject: "state", detail: "\(why): a power cut loses \(StateDirectoryProbe.whatIsLost); \(policy). "
+                          + "Put \(folder) on a writable partition of the card (docs/operating.md, Power cuts and the card)")]
+        }
     }
 
     // MARK: camera
@@ -131,7 +156,7 @@ public struct Doctor {
         return checks
     }
 
-    /// Focus and exposure (issue 32): what the camera took of KIOSK_FOCUS and KIOSK_EXPOSURE, what
+    /// Focus and exposure: what the camera took of KIOSK_FOCUS and KIOSK_EXPOSURE, what
     /// it lacks, and for a camera without a lens motor or focus control how to check its focus.
     func controlChecks(_ report: CameraControlReport?, lens: LensReading?) -> [Check] {
         guard let report else { return [] }
@@ -192,7 +217,7 @@ public struct Doctor {
                                        ("denied LED", c.deniedLedLine), ("door strike", c.doorLine),
                                        ("wiegand D0", c.wiegandD0Line), ("wiegand D1", c.wiegandD1Line)]
         let lines = roles.compactMap { role, line in line.map { (role, $0) } }
-        // issue 25: the inputs, each with what its active level means.
+        // The inputs, each with what its active level means.
         let inputRoles: [(String, Int?, Bool, String)] = [("door contact", c.doorContactLine, c.doorContactActiveLow, "the door is open|the door is shut"),
                                                           ("exit button", c.rexLine, c.rexActiveLow, "pressed|released"),
                                                           ("tamper", c.tamperLine, c.tamperActiveLow, "tampered|the loop is whole")]
@@ -235,7 +260,7 @@ public struct Doctor {
         return checks
     }
 
-    /// issue 25: each input free or held; a free one is requested for a moment (as the service
+    /// Each input free or held; a free one is requested for a moment (as the service
     /// would: bias, under "kiosk-doctor") to read its level now, then given back.
     func inputChecks(_ inputs: [(String, Int, Bool, String)], chip: GPIOChipInspector) -> [Check] {
         let c = configuration
@@ -320,7 +345,7 @@ public struct Doctor {
             login = "user \(user)" + (FleetSetup.passwordFile(c, environment).map { ", password from \($0)" } ?? " without a password")
         }
         let discovery = c.mqttDiscovery.map { "Home Assistant discovery under \($0)/" } ?? "no discovery"
-        if let problem = BrokerLink.loadLibrary() {  // issue 23: loaded on first use, and KIOSK_MQTT_URL uses it
+        if let problem = BrokerLink.loadLibrary() {  // Loaded on first use, and KIOSK_MQTT_URL uses it
             checks.append(Check(verdict: .fail, subject: "mqtt", detail: "\(problem); the kiosk will not start (exit 69)"))
             return checks
         }

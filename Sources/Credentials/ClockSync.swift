@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 import CPlatform
 import Glibc
+import Policy
 
 /// Whether the system clock is synchronised: a Pi has no battery clock, so until NTP (or
 /// systemd-timesyncd) has set it the time may be 1970 or last boot's.
 public protocol ClockSynchronization: Sendable {
     var isSynchronized: Bool { get }
+    /// The source trusted now and the floor (`ClockWatch`); by default the kernel's flag.
+    var judgement: ClockJudgement { get }
+}
+
+extension ClockSynchronization {
+    public var judgement: ClockJudgement { ClockJudgement(setting: .ntpOrRTC, source: isSynchronized ? .ntp : .none) }
 }
 
 /// The kernel's answer: adjtimex(2) without changing anything (modes 0); `STA_UNSYNC` set is

@@ -33,7 +33,7 @@ public enum CredentialFiles {
     /// is not a key (its `pretix` folder too: an event's key that is not Ed25519), a TOTP file that cannot be read or has a bad line (its number, never its
     /// secret), a revocation file that cannot be read (missing is fine: none revoked). With no
     /// key and no TOTP secret at all nothing could ever be granted: a problem too. `sources`:
-    /// where each kind is read (a site bundle's files in place of the configured ones, issue 35).
+    /// where each kind is read (a site bundle's files in place of the configured ones).
     public static func load(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil) -> (trust: CredentialTrust, problems: [Problem]) {
         let sources = sources ?? CredentialSources(c)
         var problems: [Problem] = []
@@ -48,7 +48,7 @@ public enum CredentialFiles {
         if !list.isEmpty && !(missing && totp != nil) {
             problems += list.map { Problem(variable: keysVariable, value: keysDir, reason: $0.description) }
         }
-        // issue 34: events' keys for their tickets, in the trust directory's `pretix` folder.
+        // Events' keys for their tickets, in the trust directory's `pretix` folder.
         let (ticketKeys, ticketProblems) = TicketKeys.load(folder: sources.ticketKeysDir)
         trust.ticketKeys = ticketKeys
         problems += ticketProblems.map { Problem(variable: sources.variable(.eventKey, "KIOSK_TRUST_DIR"), value: sources.ticketKeysDir, reason: $0.description) }
@@ -72,7 +72,7 @@ public enum CredentialFiles {
                 problems.append(Problem(variable: "KIOSK_TOTP_FILE", value: totp, reason: String(describing: error)))
             }
         }
-        // issue 43: the holders of passes; a missing file is none (unless a bundle carries it).
+        // The holders of passes; a missing file is none (unless a bundle carries it).
         do {
             if let h = try HolderKeys.load(sources.holdersFile) {
                 trust.holders = h
@@ -97,7 +97,7 @@ public enum CredentialFiles {
     }
 }
 
-/// Where the credentials' files are read from (issue 35): the configured ones, each kind a site
+/// Where the credentials' files are read from: the configured ones, each kind a site
 /// bundle carries replaced by the bundle's (`trust/*.pem` replaces the trust directory's keys as a
 /// set, `trust/pretix/*.pem` the events' keys, `access` KIOSK_ACCESS_FILE, `holidays.ics` what
 /// a `holidays` line reads, `revoked` KIOSK_REVOKED_FILE); kinds it does not carry stay as configured.
@@ -105,13 +105,15 @@ public struct CredentialSources: Equatable, Sendable {
     public var trustKeysDir: String
     public var ticketKeysDir: String
     public var revokedFile: String
-    /// issue 43: `KIOSK_HOLDERS_FILE`, or the bundle's `holders`.
+    /// `KIOSK_HOLDERS_FILE`, or the bundle's `holders`.
     public var holdersFile: String
     public var accessFile: String?
     /// Read in place of the file a `holidays` line names; nil: the line's own.
     public var holidaysFile: String?
     /// The bundle in force (nil: none) and the kinds it carries.
     public var bundleVersion: UInt64?
+    /// Its `issued` time (a source of the clock's floor).
+    public var bundleIssued: Int64?
     public var bundleFolder: String?
     public var fromBundle: Set<SiteBundle.Kind> = []
 
@@ -128,6 +130,7 @@ public struct CredentialSources: Equatable, Sendable {
     public init(_ c: Configuration, bundle: SiteBundle, folder: String) {
         self.init(c)
         bundleVersion = bundle.version
+        bundleIssued = bundle.issued
         bundleFolder = folder
         fromBundle = Set(bundle.files.map(\.kind))
         if fromBundle.contains(.trustKey) { trustKeysDir = folder + "/trust" }

@@ -3,7 +3,7 @@ import Glibc
 import Platform
 import Policy
 
-/// The door's rules in force (`KIOSK_ACCESS_FILE`, issue 33): the parsed file and the closed days
+/// The door's rules in force (`KIOSK_ACCESS_FILE`): the parsed file and the closed days
 /// its `holidays` line names, read together, swapped whole (a bad file changes nothing).
 public struct DoorRules: Equatable, Sendable {
     public var path: String
@@ -18,7 +18,7 @@ public struct DoorRules: Equatable, Sendable {
 
     /// Reads the rules file and what it names (the closed days expanded from the day before
     /// `now`'s local date); the error says the line and what it may be. `holidaysFile`: the
-    /// calendar a site bundle carries (issue 35), read in place of the one a `holidays` line names.
+    /// calendar a site bundle carries, read in place of the one a `holidays` line names.
     public static func load(_ path: String, now: Int64 = unixSeconds(), holidaysFile: String? = nil) throws -> DoorRules {
         guard let bytes = try SmallFile.read(path, limit: AccessRules.maxBytes) else { throw SmallFile.Failure(description: "\(path): no such file") }
         guard let text = String(validating: bytes, as: UTF8.self) else { throw SmallFile.Failure(description: "\(path): not UTF-8 text") }

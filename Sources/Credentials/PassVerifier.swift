@@ -3,7 +3,7 @@ import Crypto
 import Platform
 import Policy
 
-/// The holders of passes (`KIOSK_HOLDERS_FILE`, issue 43): each line's key read by OpenSSL as a
+/// The holders of passes (`KIOSK_HOLDERS_FILE`): each line's key read by OpenSSL as a
 /// point of P-256 once, at load, and found by its key_id (the first 8 bytes of its RFC 9679
 /// thumbprint). Public keys only.
 public struct HolderKeys: @unchecked Sendable {
@@ -93,7 +93,9 @@ extension CredentialVerifier {
         o.form = pass.form.name
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
         let now = wallClock()
-        let synced = synchronization.isSynchronized
+        // The clock as the other credentials see it (its source and floor: TimeSource).
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
         let holderKey: PublicKey
         let storeKey: String
         var uses: (key: String, expiry: Int64?, count: Int)?
@@ -120,9 +122,10 @@ extension CredentialVerifier {
             o.exp = claims.exp
             groups = claims.groups ?? []
             o.groups = groups
-            o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synced, isRevoked: { revoked.contains($0) })
+            o.reason = TimeSource.reason(CredentialCheck.claims(claims, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
+                                                                isRevoked: { revoked.contains($0) }), time)
             guard o.reason == .valid else { return o }
-            o.reason = allowed(groups, access: access, now: now, synced: synced)
+            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
             guard o.reason == .valid else { return o }
             // The point is OpenSSL's to read and check on the curve: one that is not is no key.
             guard let k = HolderPoints.shared.key(bound.sec1) else { o.reason = .malformed; return o }
@@ -140,7 +143,7 @@ extension CredentialVerifier {
             groups = entry.holder.groups
             o.groups = groups
             if revoked.contains(name) { o.reason = .revoked; return o }
-            o.reason = allowed(groups, access: access, now: now, synced: synced)
+            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
             guard o.reason == .valid else { return o }
             guard let d = try? Crypto.sha256(pass.credential) else { o.reason = .signature; return o }
             holderKey = entry.key
@@ -150,7 +153,8 @@ extension CredentialVerifier {
         let signed = Pass.proofMessage(form: pass.form, slot: pass.slot, digest: digest)
         guard (try? holderKey.verify(message: signed, signature: pass.proof)) == true else { o.reason = .holderSignature; return o }
         o.skewS = Pass.skew(slot: pass.slot, now: now)
-        if rules.requireSyncedClock && !synced { o.reason = .clockNotSynchronized; return o }
+        // A pass is always time-bound (its slot): judged only by a clock the kiosk trusts.
+        if !synced { o.reason = TimeSource.reason(.clockNotSynchronized, time); return o }
         guard Pass.isFresh(slot: pass.slot, now: now, window: rules.passWindowSeconds) else { o.reason = .stale; return o }
         o.reason = admitPass(subject: o.sub, key: storeKey, slot: pass.slot, uses: uses, now: now)
         return o
@@ -163,7 +167,7 @@ extension CredentialVerifier {
         return lock.withLock {
             if let subject, antipassback.blocks(subject, at: t) { return .antipassback }
             let skew = rules.skewSeconds
-            let c = store.update { tokens in
+            let c = store.update(touching: [key] + (uses.map { [$0.key] } ?? [])) { tokens in
                 let s = tokens.claimSlot(key, slot: slot, now: now, skew: skew)
                 guard s == .fresh, let uses else { return s }
                 return tokens.claim(uses.key, until: uses.expiry, now: now, skew: skew, uses: uses.count)

@@ -4,7 +4,7 @@ import Glibc
 import Platform
 import Policy
 
-/// `KIOSK_SITE_KEY` (issue 35): the site's own public key, a PEM file (EC P-256 or Ed25519), and
+/// `KIOSK_SITE_KEY`: the site's own public key, a PEM file (EC P-256 or Ed25519), and
 /// the check of a bundle with it: the envelope, the algorithm against the key's kind, the
 /// signature over the exact bytes, and only then the payload.
 public struct SiteKey: @unchecked Sendable {
@@ -41,7 +41,7 @@ public struct SiteKey: @unchecked Sendable {
     }
 }
 
-/// The bundles kept under `$STATE_DIRECTORY` (issue 35): `bundles/vN/` holds a bundle's files and
+/// The bundles kept under `$STATE_DIRECTORY`: `bundles/vN/` holds a bundle's files and
 /// its own bytes (`bundle.cose`, so that a restart verifies it again), and the symlink `bundle`
 /// names the one in force. A new one is written whole beside it (`bundles/vN.tmp/`, each file
 /// fsynced), checked, renamed to `bundles/vN`, and the symlink is replaced in one rename(2) (the

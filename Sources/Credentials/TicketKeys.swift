@@ -3,7 +3,7 @@ import Crypto
 import Platform
 import Policy
 
-/// An event's public key for its pretix_sig1 tickets (issue 34), from `$KIOSK_TRUST_DIR/pretix/`.
+/// An event's public key for its pretix_sig1 tickets, from `$KIOSK_TRUST_DIR/pretix/`.
 public struct TicketKey: @unchecked Sendable {
     /// The event's name at this door: the file's name without `.pem` (and a rotation's `.N`). The
     /// log calls a ticket `pretix:NAME:ITEM`.
@@ -37,7 +37,7 @@ public enum TicketKeys {
         load(folder: folder(trustDir: trustDir))
     }
 
-    /// The keys of the folder `dir` itself (a site bundle's `trust/pretix`, issue 35).
+    /// The keys of the folder `dir` itself (a site bundle's `trust/pretix`).
     public static func load(folder dir: String) -> (keys: [TicketKey], problems: [TrustDirectory.Problem]) {
         guard let names = Files.names(in: dir) else {
             return Files.exists(dir) ? ([], [TrustDirectory.Problem(file: dir, reason: "cannot read the folder")]) : ([], [])

@@ -62,14 +62,8 @@ public enum TrustDirectory {
             stem = stem[..<dot]
         }
         guard stem.hasPrefix("hex-") else { return stem.isEmpty ? nil : Array(stem.utf8) }
-        let hex = Array(stem.dropFirst(4).utf8)
-        guard !hex.isEmpty, hex.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        for i in stride(from: 0, to: hex.count, by: 2) {
-            guard let b = UInt8(String(decoding: hex[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            out.append(b)
-        }
-        return out
+        guard let kid = Hex.bytes(Array(stem.dropFirst(4).utf8)), !kid.isEmpty else { return nil }
+        return kid
     }
 
     public static func kidText(_ kid: [UInt8]) -> String {

@@ -18,14 +18,14 @@ public struct CredentialOutcome: Equatable, Sendable {
     public var exp: Int64?
     /// The first 8 bytes of the payload's SHA-256, hex.
     public var hash: String
-    /// issue 33: the credential's groups, once its signature is checked (a `first=GROUP` unlock
+    /// The credential's groups, once its signature is checked (a `first=GROUP` unlock
     /// begins with a grant to one of them).
     public var groups: [String] = []
-    /// An event ticket's variation and date of a series, when it has them (issue 34; its item
+    /// An event ticket's variation and date of a series, when it has them (its item
     /// is in `sub`, `pretix:NAME:ITEM`).
     public var variation: UInt64?
     public var subevent: UInt64?
-    /// issue 43: a pass's form (`pass1`, `pass2`), a form 2 holder's NAME, and the slot's start
+    /// A pass's form (`pass1`, `pass2`), a form 2 holder's NAME, and the slot's start
     /// minus the door's time.
     public var form: String?
     public var holder: String?
@@ -46,11 +46,11 @@ public struct CredentialTrust: @unchecked Sendable {
     public var keys: [TrustedKey]
     public var revoked: Set<String>
     public var secrets: [TOTPSecret]
-    /// The door's rules (`KIOSK_ACCESS_FILE`, issue 33); nil: every valid credential opens.
+    /// The door's rules (`KIOSK_ACCESS_FILE`); nil: every valid credential opens.
     public var access: DoorRules?
-    /// Events' keys for their tickets (`$KIOSK_TRUST_DIR/pretix/`, issue 34).
+    /// Events' keys for their tickets (`$KIOSK_TRUST_DIR/pretix/`).
     public var ticketKeys: [TicketKey]
-    /// The holders of passes (`KIOSK_HOLDERS_FILE`, issue 43): public keys only.
+    /// The holders of passes (`KIOSK_HOLDERS_FILE`): public keys only.
     public var holders: HolderKeys
     public init(keys: [TrustedKey] = [], revoked: Set<String> = [], secrets: [TOTPSecret] = [], access: DoorRules? = nil,
                 ticketKeys: [TicketKey] = [], holders: HolderKeys = HolderKeys()) {
@@ -63,8 +63,8 @@ public struct CredentialTrust: @unchecked Sendable {
     }
 }
 
-/// The credential verifier (issue 21): signed credentials (PREFIX + Base45 + [zlib] + COSE_Sign1
-/// + CWT), rotating codes (KT1) and event tickets (pretix_sig1, issue 34), checked with no network. The signature is verified over the
+/// The credential verifier: signed credentials (PREFIX + Base45 + [zlib] + COSE_Sign1
+/// + CWT), rotating codes (KT1) and event tickets (pretix_sig1), checked with no network. The signature is verified over the
 /// exact bytes before any claim is read; the used-token store has a token on disk before a grant
 /// is returned. Thread-safe; `verify` does the work on the caller's thread (`CredentialWorker`
 /// runs it off the frame loop).
@@ -82,7 +82,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     let lock = Lock()
     var trust: CredentialTrust
     var antipassback: Antipassback
-    /// issue 33: whether the door is in lockdown now (the door's modes); nil: never.
+    /// Whether the door is in lockdown now (the door's modes); nil: never.
     private var lockdownNow: (@Sendable () -> Bool)?
 
     public init(prefix: String, rules: CredentialRules, antipassbackSeconds: Int, trust: CredentialTrust, store: UsedTokenStore,
@@ -98,7 +98,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         antipassback = Antipassback(seconds: antipassbackSeconds)
     }
 
-    /// issue 33: the door's lockdown, asked at each decision (set once, before codes come).
+    /// The door's lockdown, asked at each decision (set once, before codes come).
     public func follow(lockdown: @escaping @Sendable () -> Bool) { lock.withLock { lockdownNow = lockdown } }
 
     /// Replaces what is trusted (SIGHUP).
@@ -155,15 +155,16 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.cti = claims.cti.map(PayloadBytes.hex)
         o.exp = claims.exp
         o.groups = claims.groups ?? []
-        // issue 43: a credential bound to a holder's key opens only with its proof (a `KH1:` pass).
+        // A credential bound to a holder's key opens only with its proof (a `KH1:` pass).
         do { if try Confirmation.key(payload: message.payload) != nil { o.reason = .noProof; return o } } catch { return o }
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
-        let synced = synchronization.isSynchronized
-        o.reason = CredentialCheck.claims(claims, rules: rules, now: now, clockSynced: synced,
-                                          isRevoked: { revoked.contains($0) })
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(CredentialCheck.claims(claims, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
+                                                            isRevoked: { revoked.contains($0) }), time)
         guard o.reason == .valid else { return o }
-        o.reason = allowed(claims.groups ?? [], access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(claims.groups ?? [], access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp, claims.uses ?? 1) }, now: now)
         return o
@@ -186,13 +187,14 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
             expected = ""  // the wrong number of digits, or a time before 1970: it cannot match
         }
         let now = wallClock()
-        let synced = synchronization.isSynchronized
-        o.reason = CredentialCheck.rotating(code, expected: expected, period: period, rules: rules, now: now,
-                                            clockSynced: synced, isRevoked: { revoked.contains($0) })
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(CredentialCheck.rotating(code, expected: expected, period: period, rules: TimeSource.rules(rules, time),
+                                                              now: now, clockSynced: synced, isRevoked: { revoked.contains($0) }), time)
         guard o.reason == .valid else { return o }
         o.sub = code.holder
         o.groups = secret?.groups ?? []
-        o.reason = allowed(secret?.groups ?? [], access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(secret?.groups ?? [], access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
         let until = (step + 1) * period + period
@@ -201,7 +203,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         return o
     }
 
-    // MARK: event tickets (issue 34)
+    // MARK: event tickets
 
     /// A pretix_sig1 secret: the framing, then the signature against each event's key, then
     /// (only then) the payload; then revoked and the time, the door's rules, antipassback (per
@@ -226,13 +228,14 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.subevent = t.subevent == 0 ? nil : t.subevent
         let now = wallClock()
         let (revoked, access) = lock.withLock { (trust.revoked, trust.access) }
-        let synced = synchronization.isSynchronized
-        o.reason = TicketCheck.ticket(t, rules: rules, now: now, clockSynced: synced,
-                                      revoked: revoked.contains(String(decoding: payload, as: UTF8.self)))
+        let time = synchronization.judgement
+        let synced = TimeSource.judges(rules, time)
+        o.reason = TimeSource.reason(TicketCheck.ticket(t, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
+                                                        revoked: revoked.contains(String(decoding: payload, as: UTF8.self))), time)
         guard o.reason == .valid else { return o }
         let groups = access.map { $0.rules.groups(forTicket: t.item, variation: t.variation, subevent: t.subevent) } ?? []
         o.groups = groups
-        o.reason = allowed(groups, access: access, now: now, synced: synced)
+        o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
         guard o.reason == .valid else { return o }
         let entry = UsedTokens.ticketKey(payloadDigest: digest)
         o.reason = admit(subject: entry, token: rules.ticketEntries > 0 ? (entry, t.validUntil, rules.ticketEntries) : nil, now: now)
@@ -241,12 +244,13 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
 
     /// The door's rules, when there are any: after every check of the credential itself, before
     /// antipassback and the store (a credential refused here does not use up a one-time token).
-    /// The clock counts as synchronised when `KIOSK_REQUIRE_SYNCED_CLOCK=0` (0.3's rule).
+    /// `synced`: the clock judges (`TimeSource.judges`: a source vouches, or
+    /// `KIOSK_REQUIRE_SYNCED_CLOCK=0`, 0.3's rule; never behind the floor).
     /// In a lockdown only the `lockdown-allow` groups open (none without rules).
     func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
         let lockdown = lock.withLock { lockdownNow }?() ?? false
         guard let access else { return lockdown ? .lockdown : .valid }
-        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced || !rules.requireSyncedClock, lockdown: lockdown))
+        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced, lockdown: lockdown))
     }
 
     /// Antipassback, then the store (a denied subject does not use up a one-time token).
@@ -258,7 +262,11 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
                 switch store.claim(token.key, until: token.expiry, now: now, skew: rules.skewSeconds, uses: token.uses) {
                 case .fresh: break
                 case .used: return .used
-                case .full, .unavailable: return .storeFull
+                case .full: return .storeFull
+                case .unavailable:
+                    // A store that cannot be trusted, a folder a power cut empties, or a write that failed.
+                    if store.damage != nil { return .stateDamaged }
+                    return store.refusesAsVolatile(token.key) ? .stateVolatile : .storeFull
                 }
             }
             if let subject { antipassback.granted(subject, at: t) }

@@ -110,7 +110,7 @@ public final class PublicKey: @unchecked Sendable {
         self.key = key
     }
 
-    /// A holder's P-256 key (issue 43) from its SEC1 point: 0x04||x||y, or 0x02/0x03||x (a
+    /// A holder's P-256 key from its SEC1 point: 0x04||x||y, or 0x02/0x03||x (a
     /// compressed point). Throws unless OpenSSL decodes it to a point on the curve.
     public init(p256Point point: [UInt8]) throws {
         var err = [CChar](repeating: 0, count: 256)

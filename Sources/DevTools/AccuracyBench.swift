@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Camera
-import CZbar
+import TestSupport
 import Reader
 import Foundation
 import Kiosk
@@ -48,7 +48,7 @@ public struct AccuracyBench {
     public var wrongReads: [String] = []
     public var missedReads: [String] = []
     /// Pictures with a code that neither plain zbar nor zxing alone read right, and whether ours
-    /// did (issue 37: what a door reader should read of what both libraries miss).
+    /// did (what a door reader should read of what both libraries miss).
     public var missedByBoth: [(name: String, oursRead: Bool)] = []
 
     public static let rotations = [0, 90]
@@ -98,7 +98,7 @@ public struct AccuracyBench {
                     let oursMs = Double(monotonicNanoseconds() - t0) / 1e6
                     bench.counters = bench.counters + scanner.counters
                     t0 = monotonicNanoseconds()
-                    let plain = plainZbar(picture, symbologies: symbologies)
+                    let plain = PlainZbar.read(picture, symbologies: symbologies)
                     let plainMs = Double(monotonicNanoseconds() - t0) / 1e6
                     t0 = monotonicNanoseconds()
                     let alone = zxingAlone.map { z in
@@ -174,34 +174,6 @@ public struct AccuracyBench {
         return String(s)
     }
 
-    /// Plain zbar as anyone would call it: a fresh scanner, zbar's default configuration with only
-    /// the same symbologies enabled, the whole image, zbar's text taken as UTF-8.
-    public static func plainZbar(_ picture: GrayImage, symbologies: [Symbology]) -> [String] {
-        let scanner = zbar_image_scanner_create()!
-        defer { zbar_image_scanner_destroy(scanner) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in symbologies {
-            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
-        }
-        let image = zbar_image_create()!
-        defer { zbar_image_destroy(image) }
-        zbar_image_set_format(image, 0x3030_3859)
-        zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
-        return picture.pixels.withUnsafeBufferPointer { buf in
-            zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            guard zbar_scan_image(scanner, image) > 0 else { return [] }
-            var texts: [String] = []
-            var symbol = zbar_image_first_symbol(image)
-            while let s = symbol {
-                texts.append(String(decoding: UnsafeRawBufferPointer(start: zbar_symbol_get_data(s),
-                                                                    count: Int(zbar_symbol_get_data_length(s))), as: UTF8.self))
-                symbol = zbar_symbol_next(s)
-            }
-            return texts
-        }
-    }
-
     /// The picture turned a quarter clockwise, as a camera mounted turned would show it upright.
     static func rotatedClockwise90(_ image: GrayImage) -> GrayImage {
         image.withLumaPlane { Mount(rotation: .quarter).uprightImage(of: $0) }
@@ -238,7 +210,7 @@ public struct AccuracyBench {
         for p in ExtraPass.allCases where c.runs[p] != nil || c.wins[p] != nil {
             lines.append("| \(p.rawValue) | \(c.runs[p] ?? 0) | \(c.wins[p] ?? 0) |")
         }
-        // A still gets every attempt after the passes (issue 37).
+        // A still gets every attempt after the passes.
         for a in Attempt.allCases where c.attemptRuns[a] != nil || c.attemptWins[a] != nil {
             lines.append("| attempt \(a.rawValue) | \(c.attemptRuns[a] ?? 0) | \(c.attemptWins[a] ?? 0) |")
         }

@@ -5,7 +5,7 @@ import Kiosk
 import Policy
 
 /// `kiosk-dev charsets [--samples N]`: what `PayloadText` makes of short payloads in the legacy
-/// character sets a QR code without an ECI carries (issue 37): GB2312 (Chinese), Shift_JIS and
+/// character sets a QR code without an ECI carries: GB2312 (Chinese), Shift_JIS and
 /// EUC-JP (Japanese: kana and kanji mixed as text is, kanji alone as names are, half-width
 /// katakana, full-size kana with marks, small kana and long marks where words have them) and
 /// ISO-8859-1 (words with accented letters), each of 1 to 10 characters, bare and

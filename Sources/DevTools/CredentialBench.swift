@@ -9,7 +9,7 @@ import Platform
 import Policy
 
 /// `kiosk-dev credentials` (make bench-credentials): what one verification costs (Base45, zlib,
-/// COSE, the signature, the claims), ES256 and Ed25519, an event ticket (pretix_sig1, issue 34), and what an idle frame costs with
+/// COSE, the signature, the claims), ES256 and Ed25519, an event ticket (pretix_sig1), and what an idle frame costs with
 /// credentials mode on and off (no change expected: the verifier only runs for a code).
 ///
 /// The credentials were minted once by PyPI's cwt (Tests/Peers/credentials.py) with keys made
@@ -26,7 +26,7 @@ R6ZQksFvNPynpVGAlhEqUesCNM80mdMLQA9E+5C3und48bJgbd4Pahb/rg==
 MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
 -----END PUBLIC KEY-----
 """
-    /// issue 34: an event's key and a ticket minted by pretix 2026.8.0's Sig1TicketSecretGenerator
+    /// An event's key and a ticket minted by pretix 2026.8.0's Sig1TicketSecretGenerator
     /// (Tests/Peers/pretix_tickets.py): item 42/7, subevent 3, valid until 2100. Verified with
     /// KIOSK_TICKET_ENTRIES=0, so a verification leaves no trace in the store.
     static let pretixKey = "LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS0KTUNvd0JRWURLMlZ3QXlFQTB3cUpTcFZYMWU4cUtZQnp3ZnA0aTlDUTUvYWdBYUhneExxWmdUandNWWs9Ci0tLS0tRU5EIFBVQkxJQyBLRVktLS0tLQo="
@@ -39,17 +39,17 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         public var ed25519Us: Double
         /// Base45 + zlib + COSE parse of the ES256 one, without the signature.
         public var parseUs: Double
-        /// An event ticket (pretix_sig1, issue 34): the whole verification, and the framing
+        /// An event ticket (pretix_sig1): the whole verification, and the framing
         /// and payload read without the signature.
         public var pretixUs: Double
         public var pretixParseUs: Double
         public var idleFrameUsOff: Double
         public var idleFrameUsOn: Double
-        /// One decision of the door's rules (issue 33): the local time read (localtime_r) and
+        /// One decision of the door's rules: the local time read (localtime_r) and
         /// the rules decided, interface.md's example with 30 closed days; and the rules alone.
         public var accessDecisionUs: Double
         public var accessRulesUs: Double
-        /// issue 43: one pass's verification (the issuer's signature, the claims and the proof;
+        /// One pass's verification (the issuer's signature, the claims and the proof;
         /// form 1 with an uncompressed and a compressed point) and form 2's (the proof).
         public var pass1Us: Double = 0
         public var pass1CompressedUs: Double = 0

@@ -29,6 +29,9 @@ public enum DevCommand {
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
+      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h]
+                          how small a phone pass (KH1:, form 1 and 2) the frame loop reads, by
+                          resolution and module size, the bytes compared (the reading distance)
       kiosk-dev twod [--dump DIR] [--budget-ms N]
                           the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
                           the kiosk's still path and zxing-cpp alone (make bench-2d)
@@ -70,6 +73,8 @@ public enum DevCommand {
             return CharsetBench.main(Array(args.dropFirst()))
         case "screens":
             return ScreenBench.main(Array(args.dropFirst()))
+        case "passes":
+            return PassReadingBench.main(Array(args.dropFirst()))
         case "sharpness":
             return SharpnessBench.main(Array(args.dropFirst()))
         case "variables" where args.count == 1:

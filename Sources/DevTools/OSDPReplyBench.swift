@@ -5,7 +5,7 @@ import OSDP
 import Platform
 import Policy
 
-/// `kiosk-dev osdp-reply` (issue 22): how long the kiosk's OSDP link takes to answer a POLL, from
+/// `kiosk-dev osdp-reply`: how long the kiosk's OSDP link takes to answer a POLL, from
 /// the command's last byte written to the reply's last byte read, through the link's own thread
 /// (`OSDPLink`, as the kiosk runs it) on a pseudo-terminal, in plaintext and in a Secure Channel
 /// (OpenSSL's AES; the control panel's side of the session is computed here). A pseudo-terminal

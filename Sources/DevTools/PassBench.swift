@@ -6,7 +6,7 @@ import Glibc
 import Platform
 import Policy
 
-/// `kiosk-dev credentials`' passes (issue 43): what one pass's verification costs, form 1 (the
+/// `kiosk-dev credentials`' passes: what one pass's verification costs, form 1 (the
 /// issuer's ES256 signature, the claims, the cnf point read by OpenSSL, the proof) and form 2 (the
 /// holder found by key_id, the proof), beside a KC1 credential's.
 ///

@@ -7,7 +7,7 @@ import Platform
 import Policy
 import Scene
 
-/// `kiosk-dev screens [--json] [--frames N]`: what each attempt (issue 37) wins and costs on the
+/// `kiosk-dev screens [--json] [--frames N]`: what each attempt wins and costs on the
 /// drawn phone screens (`ScreenScenes`): for each look and variant, `--frames` frames of its
 /// presentation (held in a hand: each a little different) through the decoder as a frame with no
 /// attempt (plain zbar and the extra passes), and with each attempt in turn; a fresh scanner each

@@ -6,7 +6,7 @@ import Platform
 import Policy
 import Scene
 
-/// What `kiosk aim`'s figures cost a frame (issue 32): `AimFigures.measure` over the default ROI
+/// What `kiosk aim`'s figures cost a frame: `AimFigures.measure` over the default ROI
 /// (the middle half each way) of a frame with a QR code in it, against the decode gate's look at the
 /// same ROI, each the median of 200 runs. `kiosk aim` measures every frame; the service does not
 /// measure at all (its frame loop is unchanged).

@@ -9,7 +9,7 @@ import Policy
 import Scene
 import ZintDrawing
 
-/// `kiosk-dev twod [--dump DIR] [--budget-ms N]`: the 2D bench (issue 37): Aztec, Data Matrix and
+/// `kiosk-dev twod [--dump DIR] [--budget-ms N]`: the 2D bench: Aztec, Data Matrix and
 /// PDF417 codes as a door is shown them (tickets, boarding passes, parcels and badges), drawn by
 /// zint and put through what a camera does to them: held at a slant, modules of 2-4 pixels, a
 /// soft lens, sensor noise, a grey print, a phone's screen (`PhoneScreen`). 60 pictures of

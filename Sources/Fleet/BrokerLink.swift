@@ -17,21 +17,6 @@ public enum BrokerEvent: Equatable, Sendable {
     case spoolWriteFailed(String)
 }
 
-/// The link's figures for `stats` and the metrics file.
-public struct BrokerCounters: Equatable, Sendable {
-    /// Scan events sent (a resend after a reconnect counts again).
-    public var published = 0
-    /// Scan events the broker acknowledged (PUBACK).
-    public var acknowledged = 0
-    /// Scan events waiting: spooled, not yet acknowledged.
-    public var queued = 0
-    /// Scan events dropped because the queue was full (the oldest go first).
-    public var dropped = 0
-    public var connected = false
-    /// Connections made since start.
-    public var connections = 0
-}
-
 /// The kiosk's link to the building's broker, on libmosquitto. Publishing never waits for the
 /// network or the disk: `publishScan` puts the event in an inbox and returns; a spool thread
 /// appends it to the spool file (fsync) and wakes the MQTT thread, which sends what is spooled, in
@@ -50,7 +35,7 @@ public final class BrokerLink: @unchecked Sendable {
     private var scanIDs: ScanID
     private var desiredState: KioskState?
     private var pendingStats: String?
-    // issue 25: the door's state (retained), alarms and command answers waiting for the connection.
+    // The door's state (retained), alarms and command answers waiting for the connection.
     private var desiredDoor: String?
     private var outbox: [(topic: String, payload: [UInt8], retain: Bool)] = []
     private var outboxDropped = 0
@@ -67,6 +52,9 @@ public final class BrokerLink: @unchecked Sendable {
     public let spool: Spool
     private let onEvent: @Sendable (BrokerEvent) -> Void
     private let wallClockMs: @Sendable () -> Int64
+    /// What the back-off, the CONNACK timeout and the stop's grace are measured on (a test's
+    /// `ManualClock` moves them by hand). libmosquitto's keepalive runs on its own clock.
+    private let clock: Clock
     private let wakeRead: Int32
     private let wakeWrite: Int32
 
@@ -92,12 +80,14 @@ public final class BrokerLink: @unchecked Sendable {
 
     /// `spool`: opened by the caller in `$STATE_DIRECTORY` (else /var/lib/kiosk), sized by
     /// `KIOSK_MQTT_QUEUE`; what it holds from a previous run is sent first. `onEvent` is called
-    /// on the MQTT thread.
-    public init(settings: BrokerSettings, spool: Spool,
+    /// on the MQTT thread. `clock`: the service's monotonic clock; the MQTT thread is woken through
+    /// `clock.schedule` when a retry comes due, so that a manual clock's advance starts it at once.
+    public init(settings: BrokerSettings, spool: Spool, clock: Clock = MonotonicClock(label: "kiosk.mqtt.clock"),
                 wallClockMs: @escaping @Sendable () -> Int64 = BrokerLink.wallClockMilliseconds,
                 onEvent: @escaping @Sendable (BrokerEvent) -> Void) {
         self.settings = settings
         self.spool = spool
+        self.clock = clock
         self.onEvent = onEvent
         self.wallClockMs = wallClockMs
         scanIDs = ScanID(random: BrokerLink.randomBytes(8))
@@ -121,7 +111,7 @@ public final class BrokerLink: @unchecked Sendable {
     /// mosquitto_lib_init, once a process (Swift runs a global's initialiser once, thread-safely).
     private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
 
-    /// libmosquitto is loaded on first use (Sources/CMosquitto, issue 23): the file and the
+    /// libmosquitto is loaded on first use (Sources/CMosquitto): the file and the
     /// Debian package that ships it.
     public static let libraryFile = KIOSK_MOSQUITTO_LIBRARY, libraryPackage = KIOSK_MOSQUITTO_PACKAGE
 
@@ -196,7 +186,7 @@ public final class BrokerLink: @unchecked Sendable {
         wake()
     }
 
-    // MARK: issue 25: the door and the building's commands
+    // MARK: The door and the building's commands
 
     /// Alarms and command answers kept while the broker is away, at most (the oldest go first).
     public static let outboxCapacity = 256
@@ -214,7 +204,7 @@ public final class BrokerLink: @unchecked Sendable {
         wake()
     }
 
-    /// The door's mode (issue 33, `{"mode","reason","until"}`): `<topic>/mode`, retained; sent
+    /// The door's mode (`{"mode","reason","until"}`): `<topic>/mode`, retained; sent
     /// again at each connection (a broker restarted without persistence forgets it).
     public func publishMode(_ json: String) {
         shared.lock_ {
@@ -236,7 +226,7 @@ public final class BrokerLink: @unchecked Sendable {
         shared.lock_ { onCommand = handler }
     }
 
-    /// issue 35: what comes on `settings.siteTopic` (on the MQTT thread; the handler only hands it on).
+    /// What comes on `settings.siteTopic` (on the MQTT thread; the handler only hands it on).
     public func onSiteBundle(_ handler: @escaping @Sendable (_ payload: [UInt8]) -> Void) {
         shared.lock_ { onSiteBundle = handler }
     }
@@ -270,16 +260,18 @@ public final class BrokerLink: @unchecked Sendable {
     /// `limitNs` bounds the whole wait for the network (default: the grace and 1 s more), so that
     /// a stop on SIGTERM keeps its second; the spool's writer is always waited for (up to the
     /// grace and 1 s), so that what was published is on disk before the process ends.
+    /// The grace is measured on the link's clock (the MQTT thread's deadline); how long this call
+    /// blocks is bounded in real time whatever the clock, so that a stop never hangs.
     @discardableResult
     public func stop(graceNs: UInt64 = 2_000_000_000, limitNs: UInt64? = nil) -> Bool {
-        let deadline = monotonicNanoseconds() + graceNs
         let wasStarted = shared.lock_ { () -> Bool in
-            if stopDeadlineNs == nil { stopDeadlineNs = deadline }
+            if stopDeadlineNs == nil { stopDeadlineNs = clock.now() + graceNs }
             shared.broadcast()
             return started
         }
         guard wasStarted else { return true }
         wake()
+        let deadline = monotonicNanoseconds() + graceNs
         let giveUp = deadline + 1_000_000_000
         let networkGiveUp = limitNs.map { min(giveUp, deadline - graceNs + $0) } ?? giveUp
         return shared.lock_ {
@@ -330,7 +322,7 @@ public final class BrokerLink: @unchecked Sendable {
                 defer { pendingStats = nil }
                 return (stopDeadlineNs, desiredState, pendingStats, spoolWriterDone)
             }
-            let now = monotonicNanoseconds()
+            let now = clock.now()
             if let stopAt {
                 if session == nil || !isConnected && now >= stopAt { break }
                 if isConnected && finishStopping(now: now, deadline: stopAt, writerDone: writerDone) { break }
@@ -345,7 +337,7 @@ public final class BrokerLink: @unchecked Sendable {
                 }
                 if let stats { _ = publish(s, settings.topics.stats, Array(stats.utf8), qos: 0, retain: false) }
                 if offlineMid == nil { sendSpooled(s) }
-            } else if session != nil && connackCode == nil && monotonicNanoseconds() &- sessionStartedNs > settings.connectTimeoutNs {
+            } else if session != nil && connackCode == nil && clock.now() &- sessionStartedNs > settings.connectTimeoutNs {
                 endSession(reason: "no CONNACK from the broker within \(settings.connectTimeoutNs / 1_000_000_000) s")
             }
             waitForWork(now: now, stopping: stopAt)
@@ -427,7 +419,7 @@ public final class BrokerLink: @unchecked Sendable {
             return scheduleRetry(reason: "mosquitto_new failed: \(Errno.current.message)")
         }
         session = s
-        sessionStartedNs = monotonicNanoseconds()
+        sessionStartedNs = clock.now()
         _ = mosquitto_int_option(s, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
         mosquitto_connect_callback_set(s) { _, context, rc in
             BrokerLink.from(context).connackCode = rc
@@ -481,12 +473,16 @@ public final class BrokerLink: @unchecked Sendable {
         backoff.initialNs = settings.backoffInitialNs
         backoff.capNs = settings.backoffCapNs
         let delay = backoff.delay(attempt: attempt)
-        nextAttemptNs = monotonicNanoseconds() + delay
+        nextAttemptNs = clock.now() + delay
         if wasConnected || saidConnected || reason != lastReasonSaid {
             onEvent(.disconnected(reason: reason, retryInMs: Int(delay / 1_000_000)))
             lastReasonSaid = reason
             saidConnected = false
         }
+        // The poll below also times out to the attempt; this wake is for a clock that is not the
+        // poll's (a test's manual clock): scheduled after the event, so that a test that sees it
+        // pending knows this attempt's outcome has been told.
+        clock.schedule(afterNs: delay) { [weak self] in self?.wake() }
     }
 
     /// The broker accepted: `online`, discovery, state, then the spooled scans.
@@ -505,11 +501,11 @@ public final class BrokerLink: @unchecked Sendable {
             _ = mosquitto_subscribe(s, nil, discovery.statusTopic, 1)
             announceDue = true
         }
-        // issue 25: the building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
+        // The building's commands, only when asked for (KIOSK_MQTT_COMMANDS=1).
         if settings.commands { _ = mosquitto_subscribe(s, nil, settings.topics.command, 1) }
-        // issue 35: the site's bundle, retained: the broker gives the one it holds at once.
+        // The site's bundle, retained: the broker gives the one it holds at once.
         if let site = settings.siteTopic { _ = mosquitto_subscribe(s, nil, site, 1) }
-        // issue 33: the mode in force, retained, unless it is already waiting in the outbox.
+        // The mode in force, retained, unless it is already waiting in the outbox.
         shared.lock_ {
             if let m = lastMode, !outbox.contains(where: { $0.topic == settings.topics.mode }) { enqueue(settings.topics.mode, m, retain: true) }
         }
@@ -520,7 +516,8 @@ public final class BrokerLink: @unchecked Sendable {
         announceDue = false
         guard let prefix = settings.discoveryPrefix else { return }
         let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version,
-                                               door: settings.door, tamper: settings.tamper, commands: settings.commands)
+                                               door: settings.door, tamper: settings.tamper, commands: settings.commands,
+                                               clock: settings.clock)
         for m in discovery.messages { _ = publish(s, m.topic, Array(m.payload.utf8), qos: 1, retain: true) }
     }
 

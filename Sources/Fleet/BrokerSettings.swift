@@ -20,10 +20,12 @@ public struct BrokerPassword: Sendable, Equatable, CustomStringConvertible, Cust
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1024)
         while bytes.count < 65536 {
-            let n = Glibc.read(fd, &buffer, buffer.count)
-            if n > 0 { bytes += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else if n < 0 {
-                throw PasswordFileError(path: path, errno: Errno.current)
-            } else { break }
+            let n: Int
+            do throws(Errno) { n = try Syscall.retryingEINTR { Glibc.read(fd, &buffer, buffer.count) } } catch {
+                throw PasswordFileError(path: path, errno: error)
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
         }
         let line = bytes.split(separator: 0x0A, maxSplits: 1, omittingEmptySubsequences: false).first ?? []
         var text = Array(line)
@@ -68,13 +70,15 @@ public struct BrokerSettings: Sendable {
     public var connectTimeoutNs: UInt64 = 10_000_000_000
     /// Scans sent and not yet acknowledged at most.
     public var window = 16
-    /// issue 25: subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
+    /// Subscribe to `<topic>/command` (`KIOSK_MQTT_COMMANDS=1`); never otherwise.
     public var commands = false
-    /// issue 35: the site's bundles' topic (`KIOSK_SITE_TOPIC`), subscribed at each connection.
+    /// The site's bundles' topic (`KIOSK_SITE_TOPIC`), subscribed at each connection.
     public var siteTopic: String?
-    /// issue 25: the door contact and the tamper loop are watched (their discovery entities).
+    /// The door contact and the tamper loop are watched (their discovery entities).
     public var door = false
     public var tamper = false
+    /// Credentials mode: the clock's sensor (`clock` in `<topic>/state`).
+    public var clock = false
 
     public init(address: BrokerAddress, topics: FleetTopics, clientID: String, user: String? = nil,
                 password: BrokerPassword? = nil, caFile: String? = nil, discoveryPrefix: String? = "homeassistant",

@@ -117,10 +117,12 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = read(readFD, &buffer, buffer.count)
-            if n > 0 { bytes += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else if n < 0 {
-                throw SpoolError("read \(path)", Errno.current)
-            } else { break }
+            let n: Int
+            do throws(Errno) { n = try Syscall.retryingEINTR { read(readFD, &buffer, buffer.count) } } catch {
+                throw SpoolError("read \(path)", error)
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
         }
         var byFile: [UInt64: [UInt8]] = [:]
         var order: [UInt64] = []
@@ -191,12 +193,11 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Errno? {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return Errno.current
+            do throws(Errno) {
+                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            } catch {
+                return error
             }
-            offset += n
         }
         return nil
     }

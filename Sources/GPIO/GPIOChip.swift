@@ -156,7 +156,7 @@ final class LibgpiodLine: GPIOOutputLine {
 /// configuration on a machine without the wiring.
 public final class SimulatedChip: GPIOChip, @unchecked Sendable {  // `inputs` made at start, before any thread reads it
     public let name = "sim"
-    /// The inputs requested (issue 25), whose levels `raise` changes.
+    /// The inputs requested, whose levels `raise` changes.
     public internal(set) var inputs: [SoftwareInputLine] = []
     public init() {}
 

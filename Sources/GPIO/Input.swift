@@ -3,7 +3,7 @@ import CGPIO
 import Glibc
 import Platform
 
-/// How an input line is biased in the chip (issue 25, `KIOSK_INPUT_BIAS`).
+/// How an input line is biased in the chip (`KIOSK_INPUT_BIAS`).
 public enum GPIOBias: String, Sendable, CaseIterable {
     case pullUp = "pull-up", pullDown = "pull-down", disabled, asIs = "as-is"
 
@@ -156,11 +156,22 @@ public final class SoftwareInputLine: GPIOInputLine, @unchecked Sendable {  // `
 
     /// The line goes to `level` at `timestampNs` (now when nil); the same level again is no edge.
     public func raise(level: Int, timestampNs: UInt64? = nil) {
+        raise([(level, timestampNs ?? monotonicNanoseconds())])
+    }
+
+    /// Several changes, each stamped where it happened, queued together: the watcher reads them in
+    /// one `readEdges`, as it reads a kernel line's events that came while it was busy (a press and
+    /// its release in one read: the debounce judges by these stamps, not by when they were read).
+    public func raise(_ changes: [(level: Int, timestampNs: UInt64)]) {
         let queued = lock.withLock { () -> Bool in
-            guard !released, level != current else { return false }
-            current = level
-            queue.append(GPIOEdge(offset: offset, level: level, timestampNs: timestampNs ?? monotonicNanoseconds()))
-            return true
+            guard !released else { return false }
+            var any = false
+            for change in changes where change.level != current {
+                current = change.level
+                queue.append(GPIOEdge(offset: offset, level: change.level, timestampNs: change.timestampNs))
+                any = true
+            }
+            return any
         }
         if queued {
             var byte: UInt8 = 1

@@ -33,10 +33,20 @@ public enum KioskService {
             "rotate": .int(config.mount.rotation.rawValue), "mirror": .int(config.mount.mirrored ? 1 : 0),
             "symbologies": .text(config.symbologies.map(\.rawValue).joined(separator: ",")),
         ])
+        // Whether the state directory survives a power cut, said once at start.
+        var volatile: String?
+        if !demo, case .volatile(let why) = StateDirectoryProbe.system.verdict(UsedTokenStore.directory(environment)) {
+            volatile = why
+            logger.warning("state_volatile", ["folder": .text(UsedTokenStore.directory(environment)), "why": .text(why),
+                                              "lost": .text(StateDirectoryProbe.whatIsLost),
+                                              "policy": .text(config.volatileState == .refuse
+                                                  ? "KIOSK_VOLATILE_STATE=refuse: one-time credentials, uses and ticket entries are denied (state volatile)"
+                                                  : "KIOSK_VOLATILE_STATE=accept: judged anyway")])
+        }
         let stop = StopSignal()
         // Outputs to silence if a second signal ends the process at once.
         let outputs = OutputsOnExit()
-        // What SIGHUP and the building's `reload` command reload (the credentials' files, issue 21;
+        // What SIGHUP and the building's `reload` command reload (the credentials' files;
         // the features that keep lists add theirs); empty: SIGHUP is ignored.
         let reloadables = Reloadables()
         let signals = SignalHandling(stop: stop, logger: logger, reloadables: reloadables) {
@@ -48,7 +58,7 @@ public enum KioskService {
         // The building's broker: its own threads, its spool opened now (a folder the kiosk cannot
         // write is said at start, not at the first scan). Stopped on every way out, after the
         // outputs (the defers below run first): on a signal within the contract's second.
-        // issue 35: the site's bundles, before the broker (a retained one waits for its thread).
+        // The site's bundles, before the broker (a retained one waits for its thread).
         var siteBundles: SiteBundles?
         if config.verdict == .credentials, config.siteKey != nil {
             guard let b = SiteBundles(config, environment, logger: logger) else { return ExitStatus.config }
@@ -66,7 +76,7 @@ public enum KioskService {
                 for e in problems.list { logger.configError(e) }
                 return ExitStatus.config
             }
-            // issue 23: libmosquitto is loaded now that it is configured; missing, nothing reaches the broker.
+            // Libmosquitto is loaded now that it is configured; missing, nothing reaches the broker.
             if let problem = BrokerLink.loadLibrary() {
                 logger.error("mqtt_unavailable", ["library": .text(BrokerLink.libraryFile), "package": .text(BrokerLink.libraryPackage),
                                                   "error": .text(problem)])
@@ -83,9 +93,13 @@ public enum KioskService {
             }
             if spool.count > 0 || spool.ignoredLines > 0 {
                 logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
+                if spool.ignoredLines > 0 {
+                    logger.warning("state_damaged", ["file": .text(spool.path),
+                                                     "did": .text("kept \(spool.count) queued scan events, skipped \(spool.ignoredLines) torn line(s)")])
+                }
             }
             let link = BrokerLink(settings: settings, spool: spool) { FleetSetup.log($0, logger) }
-            // issue 25: the building's commands, once the door is wired (refused until then).
+            // The building's commands, once the door is wired (refused until then).
             if settings.commands { link.onCommand { payload, retained in lateCommands.received(payload, retained: retained) } }
             if settings.siteTopic != nil, let siteBundles { link.onSiteBundle { siteBundles.received($0) } }
             link.start()
@@ -97,12 +111,15 @@ public enum KioskService {
             }
         }
 
-        // issue 21: the verifier, before any line is requested (a bad trust directory is exit 78).
+        // The verifier, before any line is requested (a bad trust directory is exit 78).
         var credentials: CredentialWorker?
+        // The clock's source and floor (the bundle's `issued` among the floor's sources).
+        let clockWatch = config.verdict == .credentials && !demo ? ClockSetup.watch(config, environment, bundles: siteBundles, logger: logger) : nil
+        defer { clockWatch?.shutDown() }
         if config.verdict == .credentials {
-            // issue 35: the bundle file first (what it carries is what the verifier reads).
+            // The bundle file first (what it carries is what the verifier reads).
             siteBundles?.takeFile(reload: false)
-            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, logger: logger) {
+            switch CredentialSetup.start(config, environment, sources: siteBundles?.sources, clock: clockWatch, volatile: volatile, logger: logger) {
             case .success(let worker):
                 credentials = worker
                 if let siteBundles { reloadables.add("site bundle") { siteBundles.takeFile(reload: false) } }
@@ -132,7 +149,7 @@ public enum KioskService {
         outputs.hold(door: door, torch: torch, watch: lines.watch)
         defer { outputs.silence() }
 
-        // issue 22: the access controller's OSDP reader, on its own thread; shut before the lines.
+        // The access controller's OSDP reader, on its own thread; shut before the lines.
         var osdp: OSDPReader?
         if config.isOSDP {
             do {
@@ -171,22 +188,27 @@ public enum KioskService {
         }
 
         let fleet = fleetLink.map { FleetReporter(link: BrokerFleetLink($0), torchOn: torch?.isOn, wallClockMs: BrokerLink.wallClockMilliseconds) }
+        if let clockWatch {
+            clockWatch.report { fleet?.clock(ClockSetup.stateText($0)) }
+            clockWatch.start()
+        }
         if let siteBundles {
             fleet?.bundle(siteBundles.standing)
             siteBundles.report { fleet?.bundle($0) }
             siteBundles.start()
         }
-        // issue 33: the door's modes, kept in $STATE_DIRECTORY/mode (not by the demo), set by the
+        // The door's modes, kept in $STATE_DIRECTORY/mode (not by the demo), set by the
         // building, by `kiosk mode` over the socket in $RUNTIME_DIRECTORY (systemd's), by the
         // `unlock` lines and by the fire panel's input.
         let requireSynced = config.requireSyncedClock
         let verifier = credentials?.verifier
         let modes = DoorModeKeeper(path: demo ? nil : DoorModeKeeper.path(environment),
                                    rules: { verifier?.currentTrust.access },
-                                   synchronized: { !requireSynced || KernelClockSynchronization().isSynchronized },
+                                   synchronized: { clockWatch?.judgesTime ?? (!requireSynced || KernelClockSynchronization().isSynchronized) },
                                    wallClockMs: BrokerLink.wallClockMilliseconds, clock: MonotonicClock(label: "kiosk.mode"), logger: logger)
         verifier?.follow(lockdown: { modes.isLockdown })
         door.follow(lockdown: { modes.isLockdown })
+        if let volatile { modes.warnWhenVolatile(volatile) }
         modes.attach(door: door.door, watch: lines.watch, fleet: fleet)
         lines.watch?.onEmergency { modes.setEmergency($0) }
         modes.start()
@@ -201,7 +223,7 @@ public enum KioskService {
             }
         }
         defer { modeSocket?.shutDown() }
-        // issue 25: the door's inputs on their own thread; the building's commands.
+        // The door's inputs on their own thread; the building's commands.
         if let watch = lines.watch {
             watch.report(to: fleet)
             // The tamper loop in the OSDP reader's LSTATR (1 tamper, 0 normal).

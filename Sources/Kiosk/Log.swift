@@ -31,8 +31,7 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
         bytes.withUnsafeBytes { buf in
             var offset = 0
             while offset < buf.count {
-                let n = Glibc.write(2, buf.baseAddress! + offset, buf.count - offset)
-                if n < 0 { if errno == EINTR { continue } else { return } }
+                guard let n = try? Syscall.retryingEINTR({ Glibc.write(2, buf.baseAddress! + offset, buf.count - offset) }) else { return }
                 offset += n
             }
         }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Platform
 
-/// What SIGHUP and the building's `reload` command reload (issue 25): one list, filled by the
+/// What SIGHUP and the building's `reload` command reload: one list, filled by the
 /// features that keep lists read from files (the credentials' trust directory, revocations and
 /// TOTP secrets register here). Each entry reloads its own and says what it now holds, or throws
 /// (it then keeps what it had: a bad file must not empty a trust list).

@@ -79,7 +79,7 @@ extension FleetReporter: ScanListener {
     public func statsReported(_ fields: [(String, LogValue)]) { link.publishStats(StatsMessage.json(fields)) }
     /// The codes still waiting for a verdict go to the broker without one: none is lost.
     public func loopEnding() { flush() }
-    public func contribute(to snapshot: inout StatsSnapshot) { snapshot.fleet = link.figures }
+    public func contribute(to snapshot: inout StatsSnapshot) { snapshot.fleet = link.counters }
 }
 
 extension DoorWatch: ScanListener {

@@ -15,8 +15,8 @@ public struct StatsSnapshot: Equatable {
     public var cpuNs: UInt64 = 0
     public var atNs: UInt64 = 0
     /// The broker link's counters; nil: no broker configured.
-    public var fleet: FleetFigures?
-    /// issue 25: the door's counters; nil: no door input watched.
+    public var fleet: BrokerCounters?
+    /// The door's counters; nil: no door input watched.
     public var door: DoorWatch.Counts?
 
     public init() {}
@@ -95,13 +95,13 @@ public final class StatsReporter {
         fields.append(("cpu_ms_per_frame", .number(cpuPerFrame, digits: 2)))
         if let f = s.fleet {
             // Sent, acknowledged and dropped in the interval, like the frames; queued now.
-            let p = previous.fleet ?? FleetFigures()
+            let p = previous.fleet ?? BrokerCounters()
             fields += [("mqtt", .text(f.connected ? "connected" : "disconnected")),
                        ("mqtt_published", .int(f.published - p.published)), ("mqtt_acknowledged", .int(f.acknowledged - p.acknowledged)),
                        ("mqtt_queued", .int(f.queued)), ("mqtt_dropped", .int(f.dropped - p.dropped))]
         }
         if let d = s.door {
-            // issue 25: the door's events in the interval; its state now.
+            // The door's events in the interval; its state now.
             let p = previous.door ?? DoorWatch.Counts()
             if let state = d.state { fields.append(("door", .text(state.rawValue))) }
             fields += [("door_opened", .int(d.opened - p.opened)), ("door_forced", .int(d.forced - p.forced)),
@@ -137,7 +137,6 @@ public final class StatsReporter {
             metric("kiosk_mqtt_dropped_total", "counter", "Scan events dropped because the queue was full (oldest first).", String(f.dropped))
         }
         if let d = s.door {
-            // issue 25
             metric("kiosk_door_opened_total", "counter", "Times the door opened (the door contact).", String(d.opened))
             metric("kiosk_door_forced_total", "counter", "Times the door was forced open.", String(d.forced))
             metric("kiosk_door_held_total", "counter", "Times the door was held open past KIOSK_DOOR_HELD_S.", String(d.held))
@@ -149,7 +148,7 @@ public final class StatsReporter {
         return out
     }
 
-    /// Writes `text` to a temporary file in the same folder, flushes it, and renames it over `path`.
+    /// Writes `text` to a temporary file in the same folder and renames it over `path` (a reader sees the old file or the new one).
     public static func writeMetrics(_ text: String, to path: String) throws {
         let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -157,17 +156,17 @@ public final class StatsReporter {
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let e = errno
+            do throws(Errno) {
+                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            } catch {
                 close(fd)
                 unlink(temporary)
-                throw SystemCallError("write \(temporary)", e)
+                throw SystemCallError("write \(temporary)", error.code)
             }
-            offset += n
         }
-        fsync(fd)
+        // Not fsynced: the totals are written again at the next interval, and a file
+        // a power cut empties costs nothing; an fsync would force a write to the card each time
+        // (the file belongs in /run/kiosk, in RAM).
         close(fd)
         guard rename(temporary, path) == 0 else {
             let e = errno

@@ -5,7 +5,7 @@ import Platform
 
 /// Routes SIGTERM and SIGINT to a `StopSignal`. A second signal while stopping ends the process
 /// at once (`onSecondSignal`): whoever sends two means it. SIGHUP runs the `Reloadables` (the
-/// credentials' files, issue 21) when any are registered, else is logged and ignored: the configuration itself is
+/// credentials' files) when any are registered, else is logged and ignored: the configuration itself is
 /// read once, at start. SIGPIPE is ignored so
 /// that a `KIOSK_ON_SCAN` program that exits without reading its input cannot kill the kiosk.
 ///
@@ -13,7 +13,7 @@ import Platform
 /// one thread waiting in sigwait(2): a signal that arrives at any moment, even before that thread
 /// runs, stays pending until it is taken, never lost and never handled by a default action.
 public final class SignalHandling {
-    /// `reloadables` (issue 25): what SIGHUP reloads, when anything is registered there; with
+    /// `reloadables`: what SIGHUP reloads, when anything is registered there; with
     /// nothing registered SIGHUP is logged and ignored as before.
     public init(stop: StopSignal, logger: Logger? = nil, reloadables: Reloadables? = nil,
                 onSecondSignal: @escaping @Sendable () -> Void = { _exit(1) }) {

@@ -40,11 +40,16 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
     public var onPortError: (String) -> Void = { _ in }
     /// How long a packet may take to arrive whole after its SOM (then it is dropped).
     public static let packetTimeoutNs: UInt64 = 200_000_000
+    /// What the link's times are read on: a packet's timeout, the peripheral's online window, the
+    /// output's timer, the port's retry (a test's `ManualClock` moves them by hand). The port is
+    /// still read in slices of real time (10 ms), so a moved clock is seen within one.
+    private let clock: Clock
 
     /// Opens the port now (so that a wrong path fails at start, exit 69); the thread starts in `start`.
-    public init(path: String, baud: Int, peripheral: OSDPPeripheral) throws {
+    public init(path: String, baud: Int, peripheral: OSDPPeripheral, clock: Clock = MonotonicClock(label: "kiosk.osdp.clock")) throws {
         self.path = path
         self.peripheral = peripheral
+        self.clock = clock
         status = Status(baud: baud, address: Int(peripheral.settings.address))
         port = try SerialPort(path: path, baud: baud)
     }
@@ -104,7 +109,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
         var lastRetryNs: UInt64 = 0
         while !isStopped {
             guard let port else {
-                let now = monotonicNanoseconds()
+                let now = clock.now()
                 if now &- lastRetryNs > 1_000_000_000 {
                     lastRetryNs = now
                     do { self.port = try SerialPort(path: path, baud: lock.withLock { status.baud }) } catch {
@@ -121,7 +126,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
                 self.port = nil
                 continue
             }
-            let now = monotonicNanoseconds()
+            let now = clock.now()
             peripheral.outputOn = outputPlan.level(at: now).on
             peripheral.tamper = lock.withLock { tamper } ? 1 : 0
             var outputs = framer.feed(bytes, at: now)
@@ -137,7 +142,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
                 return incoming
             }
             for card in cards { carryOut(peripheral.report(card), port) }
-            carryOut(peripheral.tick(at: monotonicNanoseconds()), port)
+            carryOut(peripheral.tick(at: clock.now()), port)
             let s = Status(online: peripheral.online, secure: peripheral.isSecure, lastCommandNs: peripheral.lastCommandNs,
                            pendingCards: peripheral.pendingCards, baud: port.baud, address: Int(peripheral.settings.address))
             lock.withLock { status = s }
@@ -155,7 +160,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
                 do { try port.configure(baud: baud) } catch { onPortError(String(describing: error)) }
                 onAction(action)
             case .output(let r):
-                outputPlan.apply(r, at: monotonicNanoseconds())
+                outputPlan.apply(r, at: clock.now())
                 onAction(action)
             default:
                 onAction(action)

@@ -59,21 +59,7 @@ public struct OSDPStore: OSDPKeeper {
         if text.last == 0x0A { text.removeLast() }
         if text.last == 0x0D { text.removeLast() }
         guard text.count == 32 else { return nil }
-        var key: [UInt8] = []
-        for i in stride(from: 0, to: 32, by: 2) {
-            guard let hi = hexValue(text[i]), let lo = hexValue(text[i + 1]) else { return nil }
-            key.append(hi << 4 | lo)
-        }
-        return key
-    }
-
-    static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
+        return Hex.bytes(text)
     }
 
     /// The kept COMSET settings, if any (a torn or foreign file counts as none, and says so).

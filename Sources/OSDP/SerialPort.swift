@@ -62,10 +62,9 @@ public final class SerialPort {
     /// What has arrived within `timeoutMs` (empty: nothing). Throws when the device is gone.
     public func read(timeoutMs: Int32) throws -> [UInt8] {
         var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        let n = poll(&p, 1, timeoutMs)
-        if n < 0 {
-            if errno == EINTR { return [] }
-            throw Failure(description: "\(path): poll: \(Errno.current)")
+        let n: Int32
+        do throws(Errno) { n = try Syscall.retryingEINTR { poll(&p, 1, timeoutMs) } } catch {
+            throw Failure(description: "\(path): poll: \(error)")
         }
         guard n > 0 else { return [] }
         if p.revents & Int16(POLLIN) == 0 && p.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
@@ -74,10 +73,10 @@ public final class SerialPort {
             throw Failure(description: "\(path): the device reports an error")
         }
         var buffer = [UInt8](repeating: 0, count: 512)
-        let got = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        if got < 0 {
-            if errno == EAGAIN || errno == EINTR || errno == EIO { return [] }
-            throw Failure(description: "\(path): read: \(Errno.current)")
+        let got: Int
+        do throws(Errno) { got = try Syscall.retryingEINTR { buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) } } } catch {
+            if error == EAGAIN || error == EIO { return [] }
+            throw Failure(description: "\(path): read: \(error)")
         }
         return Array(buffer[0..<got])
     }
@@ -88,9 +87,13 @@ public final class SerialPort {
         var sent = 0
         let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
         while sent < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + sent, bytes.count - sent) }
-            if n > 0 { sent += n; continue }
-            guard n < 0, errno == EAGAIN || errno == EINTR else { throw Failure(description: "\(path): write: \(Errno.current)") }
+            do throws(Errno) {
+                let n = try Syscall.retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + sent, bytes.count - sent) } }
+                if n > 0 { sent += n; continue }
+                throw Errno(EIO)  // nothing written to a terminal that had room
+            } catch {
+                guard error == EAGAIN else { throw Failure(description: "\(path): write: \(error)") }
+            }
             guard monotonicNanoseconds() < deadline else { throw Failure(description: "\(path): write timed out") }
             var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
             _ = poll(&p, 1, 10)

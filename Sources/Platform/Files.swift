@@ -60,7 +60,7 @@ extension Files {
     }
 }
 
-// issue 22: a pseudo-terminal pair (the OSDP bench's bus).
+// A pseudo-terminal pair (the OSDP bench's bus).
 public enum PseudoTerminal {
     /// The master's descriptor and the slave's path.
     public static func open() throws -> (master: Int32, slave: String) {

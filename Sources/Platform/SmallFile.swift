@@ -20,10 +20,11 @@ public enum SmallFile {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65_536)
         while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(description: "\(path): \(Errno.current.message)")
+            let n: Int
+            do throws(Errno) {
+                n = try Syscall.retryingEINTR { chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) } }
+            } catch {
+                throw Failure(description: "\(path): \(error.message)")
             }
             if n == 0 { return out }
             out += chunk[0..<n]
@@ -40,12 +41,16 @@ public enum SmallFile {
         guard fd >= 0 else { throw Failure(description: "\(temporary): \(Errno.current.message)") }
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let e = Errno.current
+            let n: Int
+            do throws(Errno) {
+                n = try Syscall.retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
+            } catch {
                 close(fd)
-                throw Failure(description: "\(temporary): \(e.message)")
+                throw Failure(description: "\(temporary): \(error.message)")
+            }
+            guard n > 0 else {
+                close(fd)
+                throw Failure(description: "\(temporary): nothing written")
             }
             offset += n
         }

@@ -22,13 +22,10 @@ public func programOutput(_ path: String, _ arguments: [String]) -> String? {
     guard status == 0 else { close(pipeFDs[0]); return nil }
     var output: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = read(pipeFDs[0], &buffer, buffer.count)
-        if n > 0 { output += buffer[0..<n] } else if n < 0 && errno == EINTR { continue } else { break }
-    }
+    while let n = try? Syscall.retryingEINTR({ read(pipeFDs[0], &buffer, buffer.count) }), n > 0 { output += buffer[0..<n] }
     close(pipeFDs[0])
     var waitStatus: Int32 = 0
-    while waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR {}
+    _ = try? Syscall.retryingEINTR { waitpid(pid, &waitStatus, 0) }
     return String(decoding: output, as: UTF8.self)
 }
 

@@ -6,7 +6,7 @@ import Policy
 
 extension DecodedSymbol {
     /// A symbol from its bytes, with their text as `PayloadText` reads them; a pass (`KH1:` + CBOR,
-    /// issue 43) is binary: its bytes as encoded, no text guessed.
+    /// a pass) is binary: its bytes as encoded, no text guessed.
     public init(symbology: Symbology, bytes: [UInt8], location: [PixelPoint], quality: Int) {
         self.init(symbology: symbology, bytes: bytes, text: Pass.isPass(bytes) ? nil : PayloadText.text(bytes), location: location, quality: quality)
     }
@@ -50,7 +50,7 @@ public final class BarcodeScanner {
     public private(set) var lastReadByAttempt = false
     public private(set) var lastRanAttempt = false
 
-    /// The default extra budget: see docs/development.md, "Accuracy", for what it buys on the corpus.
+    /// The default extra budget: see docs/measurements/accuracy.md, for what it buys on the corpus.
     public static let defaultExtraBudgetMs = 60.0
 
     private var scanner: OpaquePointer
@@ -122,7 +122,7 @@ public final class BarcodeScanner {
         scan(luma, in: region, before: [], after: [])
     }
 
-    /// A frame's scan with `attempt` (issue 37): the frame of a presentation that did not read
+    /// A frame's scan with `attempt`: the frame of a presentation that did not read
     /// on an earlier frame. After plain zbar, when the region looks like a code, the attempt is
     /// tried first (the extra passes failed on that presentation already), then the extra
     /// passes with what the budget has left.
@@ -223,7 +223,7 @@ public final class BarcodeScanner {
         }
         // Last, with what the budget has left after the zbar passes: zxing-cpp 1.4 reads an Aztec
         // code at a slant, or of small modules, only redrawn from its module grid, or turned
-        // square and enlarged (issue 23).
+        // square and enlarged.
         if let window = resampleWindow, let zxing, let slant = matrixSlant(window, region: r) {
             var codes: [ZXingReader.Code] = []
             // The grid's search and its drawing's read cost about what they cost last time per
@@ -277,7 +277,7 @@ public final class BarcodeScanner {
         swap(&pending, &unconfirmedNow)
     }
 
-    /// The safety net's glance at an ROI the gate judged flat (issue 37; `DecodeGate`): zbar on
+    /// The safety net's glance at an ROI the gate judged flat (`DecodeGate`): zbar on
     /// the region at half its size each way (`PassImage.downscale2x`, the 2x2 area average), and
     /// nothing else: about a quarter of plain zbar's cost. A QR code of 3 px modules or more
     /// still reads there, and the average halves the sensor noise, so a code of too little
@@ -363,7 +363,7 @@ public final class BarcodeScanner {
         }
     }
 
-    // MARK: - attempts (issue 37)
+    // MARK: - attempts
 
     private var stretchLevels: [Int32] = []
     private var rowScratch: [UInt8] = []
@@ -457,7 +457,7 @@ public final class BarcodeScanner {
         }
     }
 
-    /// The Aztec read of `window` resampled for zxing-cpp 1.4 (issue 23): turned square to the
+    /// The Aztec read of `window` resampled for zxing-cpp 1.4: turned square to the
     /// picture by `slant` (`TurnedWindow`) and enlarged `scale` times, the outline mapped back.
     /// 1.4 misses most codes turned 10-45 degrees or with modules of a fractional number of
     /// pixels below about 5 (every photo's): both are read once turned and enlarged twice or

@@ -5,7 +5,7 @@ import Policy
 /// The zbar passes turn the region's luma (gathered once into a reusable buffer) into another
 /// picture in a second reusable buffer and hand that to zbar; the zxing pass reads the region
 /// itself with zxing-cpp. Which passes are kept, and in which order, was measured on the photo
-/// corpus (`kiosk-dev accuracy --corpus`, docs/development.md "Accuracy").
+/// corpus (`kiosk-dev accuracy --corpus`, docs/measurements/accuracy.md).
 public enum ExtraPass: String, CaseIterable, Sendable {
     /// zxing-cpp on the region, upright: the only reader of Aztec, Data Matrix, PDF417 and Micro
     /// QR, and a second opinion for the QR and 1D codes plain zbar did not read.
@@ -17,10 +17,10 @@ public enum ExtraPass: String, CaseIterable, Sendable {
     /// for zbar's finder (8 more of the 28, after `sharpen`).
     case upscaleSharpen = "up2sharp"
 
-    /// The passes, in the order they are tried. Measured on the corpus (docs/development.md, "Accuracy"): a
+    /// The passes, in the order they are tried. Measured on the corpus (docs/measurements/accuracy.md): a
     /// global contrast stretch, a local (adaptive) threshold, a 2x2 downscale, a 3x3 blur and a
     /// plain 2x upscale won nothing that these do not, and were removed. Inversion, which won
-    /// nothing on the corpus either, is an `Attempt` since issue 37: tried on a later frame of a
+    /// nothing on the corpus either, is an `Attempt`: tried on a later frame of a
     /// presentation, not on every decode.
     public static let kept: [ExtraPass] = [.zxing, .sharpen, .upscaleSharpen]
 
@@ -29,10 +29,9 @@ public enum ExtraPass: String, CaseIterable, Sendable {
 }
 
 /// What a presentation that did not read on its first decode is given on each later decoded
-/// frame, one a frame (issue 37; `AttemptSchedule` in Policy says which), before the extra passes:
+/// frame, one a frame (`AttemptSchedule` in Policy says which), before the extra passes:
 /// a picture made from the region for what a phone screen does to a code, read by zbar (and by
-/// zxing where said). Measured on the drawn screens (`kiosk-dev screens`, docs/development.md
-/// "Phone screens"): seven candidates were tried; a 2x2 area average, a 3x3 closing against the
+/// zxing where said). Measured on the drawn screens (`kiosk-dev screens`, docs/measurements/phone-screens.md): seven candidates were tried; a 2x2 area average, a 3x3 closing against the
 /// pixel grid, the local stretch alone and zxing's global-histogram binariser read no frame that
 /// these three do not, and were removed.
 public enum Attempt: String, CaseIterable, Sendable {
@@ -58,7 +57,7 @@ public enum Attempt: String, CaseIterable, Sendable {
 
     /// The attempts in the order a presentation gets them, one a frame: by the frames each reads
     /// that no attempt before it read, a millisecond of its cost, each look counted alike
-    /// (docs/development.md, "Phone screens").
+    /// (docs/measurements/phone-screens.md).
     public static let kept: [Attempt] = [.bloom, .rows, .invert]
 }
 

@@ -3,7 +3,7 @@ import Glibc
 import Policy
 
 /// A matrix code's module grid, found in the picture and read module by module, for zxing-cpp
-/// 1.4's Aztec reader (issue 23). 1.4 builds its whole sampling grid from the bullseye's four
+/// 1.4's Aztec reader. 1.4 builds its whole sampling grid from the bullseye's four
 /// corners (v1.4.0 `AZDetector.cpp`, `SampleGrid`): a span of 10-14 modules extrapolated to the
 /// 60-80 modules of a large ticket, so that a third of a pixel at the bullseye is a whole module
 /// at the corners; it misses large tickets of 2-3 px modules at a slant, even turned square and

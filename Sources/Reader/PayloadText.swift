@@ -4,7 +4,7 @@ import Policy
 
 /// Turns a code's raw payload bytes into text, instead of zbar's guessing (zbar is told
 /// `ZBAR_CFG_BINARY` for QR and hands over the bytes as encoded), for zbar's bytes and zxing's
-/// alike. The rule (issue 37: a reading only where it is safe, the bytes escaped where not):
+/// alike. The rule (a reading only where it is safe, the bytes escaped where not):
 /// 1. plausible UTF-8 (ASCII included; `PlausibleText.utf8`) is UTF-8, unless it is one or two
 ///    two-byte characters alone that a legacy character set reads as plausibly
 ///    (`PlausibleText.strongUTF8`): then the bytes stay bytes;
@@ -19,8 +19,8 @@ import Policy
 /// 4. when none is: valid UTF-8 (of mixed scripts) is UTF-8, as before; else the one character
 ///    set that takes the bytes at all (Shift_JIS with a level-2 kanji: its lead bytes are C1
 ///    controls to ISO-8859-1 and outside GB2312 and EUC-JP), or none.
-/// `kiosk-dev charsets` measures the rule on short texts of each character set (docs/development.md,
-/// "Text that is right"). Shift-JIS is read as zxing-cpp (libzueci's ASCII straight through) and
+/// `kiosk-dev charsets` measures the rule on short texts of each character set (docs/measurements/accuracy.md,
+/// "The text rule on short texts"). Shift-JIS is read as zxing-cpp (libzueci's ASCII straight through) and
 /// the phones' CP932 read it: single bytes 0x5C and 0x7E are `\` and `~`, not JIS X 0201's `¥`
 /// and `‾`; the double-byte characters keep JIS X 0208's mapping.
 /// Valid UTF-8 is text as it is (Code 128 code set A encodes control characters on purpose; the

@@ -3,7 +3,7 @@ import Glibc
 import Policy
 
 /// A matrix code held at a slant, turned upright for a reader that wants it square to the
-/// picture (issue 23): zxing-cpp 1.4's Aztec detector reads an Aztec code turned by 0 or 90
+/// picture: zxing-cpp 1.4's Aztec detector reads an Aztec code turned by 0 or 90
 /// degrees and misses nearly every one turned by 10 to 45 (measured on zint-drawn tickets,
 /// modules of 2-4 pixels: SecondReaderTests), where 2.3 reads them.
 ///

@@ -2,7 +2,7 @@
 import Glibc
 import Policy
 
-/// A phone screen showing a code, as the kiosk's camera sees it (issue 37): the screen's pixels are
+/// A phone screen showing a code, as the kiosk's camera sees it: the screen's pixels are
 /// RGB stripes with a black matrix between them, seen through a colour camera's Bayer filter and
 /// demosaiced to luma, so that a screen pixel pitch near the camera's gives moiré, and a coarse
 /// one a visible grid; then the screen's own light and what the glass adds (dark mode, PWM

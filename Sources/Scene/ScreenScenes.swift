@@ -3,7 +3,7 @@ import Camera
 import Reader
 import Policy
 
-/// Phone screens held up to the kiosk (issue 37): the looks a screen gives a code, each with a
+/// Phone screens held up to the kiosk: the looks a screen gives a code, each with a
 /// few variants (scale, turn, strength), drawn by `PhoneScreen`, and a scene that presents one
 /// for a while, held in a hand (a pixel of tremor a frame) or set down still. The screen tests
 /// replay these scenes end to end and `kiosk-dev screens` measures what each attempt wins on them.

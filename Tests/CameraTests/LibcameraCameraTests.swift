@@ -110,7 +110,7 @@ final class LibcameraCameraTests: XCTestCase {
         XCTAssertEqual(plugin.opens, 2)
     }
 
-    // MARK: focus and exposure (issue 32)
+    // MARK: focus and exposure
 
     /// A Camera Module 3 (imx708) as the Raspberry Pi pipeline advertises it (ipa_base.cpp's
     /// control tables; LensPosition's range from the imx708 tuning's map, 0-15, default 1.0).

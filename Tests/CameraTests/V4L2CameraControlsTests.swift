@@ -5,7 +5,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The focus and exposure sequence a V4L2 camera receives at open (issue 32), against fakes with a
+/// The focus and exposure sequence a V4L2 camera receives at open, against fakes with a
 /// webcam's control lists and rules. The same sequence on a real driver: the VM tier's UVC gadget.
 final class V4L2CameraControlsTests: XCTestCase {
     let auto = V4L2Control.id(.focusAuto), absolute = V4L2Control.id(.focusAbsolute)

@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The access rules at the edge (issue 33): local time through the C library's tz database with
+/// The access rules at the edge: local time through the C library's tz database with
 /// `TZ` set, checked minute by minute across the DST Sundays of Europe/Berlin and
 /// America/New_York against Python's zoneinfo (an independent implementation); the rules file
 /// read and refused; the verifier's decision on groups from a CWT's `groups` claim and from the

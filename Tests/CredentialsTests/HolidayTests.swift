@@ -5,7 +5,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The closed days of an iCalendar file through libical (issue 33), against a file written by
+/// The closed days of an iCalendar file through libical, against a file written by
 /// PyPI's icalendar and expanded by recurring_ical_events (Tests/Peers/holidays.py): yearly
 /// RRULEs, a multi-day closure, EXDATEs, RDATEs, an event without DTEND, a timed event left out;
 /// compared day by day for two years. Files libical cannot read are refused.

@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// Passes bound to the holder's phone (issue 43) in-process: every reason on passes made by the
+/// Passes bound to the holder's phone in-process: every reason on passes made by the
 /// independent peer (harness/pass/peer.py: `cryptography`, `cbor2`, `cwt`), with an injected wall
 /// clock; the holders file through OpenSSL's point check; the replay state across a restart.
 final class PassVerifierTests: XCTestCase {

@@ -7,7 +7,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// Event tickets (issue 34) in the verifier, in-process, on tickets pretix itself minted (PyPI's
+/// Event tickets in the verifier, in-process, on tickets pretix itself minted (PyPI's
 /// pretix: its Sig1TicketSecretGenerator with a stand-in event, Tests/Peers/pretix_tickets.py),
 /// the events' keys as pretix's API gives them; an injected wall clock and clock state.
 final class TicketVerifierTests: XCTestCase {

@@ -8,7 +8,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The verifier (issue 21) in-process on credentials from the independent peer (cwt, pycose,
+/// The verifier in-process on credentials from the independent peer (cwt, pycose,
 /// pyotp), with an injected wall clock and clock state; TOTP on RFC 6238's appendix B through
 /// OpenSSL's HMAC; the zlib cap; the store's file across instances.
 final class VerifierTests: XCTestCase {
@@ -233,9 +233,10 @@ final class VerifierTests: XCTestCase {
         XCTAssertEqual(UsedTokenStore(directory: state).claim("c:01", until: 2_000_000_000, now: 1_000, skew: 0), .used)
         XCTAssertEqual(s.claim("c:02", until: nil, now: 1_000, skew: 0), .fresh)
         XCTAssertEqual(s.claim("c:03", until: nil, now: 1_000, skew: 0), .full)
-        let path = state + "/used-tokens"
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        try String(text.dropLast(3)).write(toFile: path, atomically: true, encoding: .utf8)
+        // A torn snapshot (the journal's records kept beside it) cannot be trusted.
+        var t = UsedTokens()
+        _ = t.claim("c:01", until: nil, now: 0, skew: 0)
+        try String(t.fileText.dropLast(3)).write(toFile: state + "/used-tokens", atomically: true, encoding: .utf8)
         let torn = UsedTokenStore(directory: state)
         XCTAssertNotNil(torn.damage)
         guard case .unavailable = torn.claim("c:09", until: nil, now: 1_000, skew: 0) else { return XCTFail("a torn store must not grant") }

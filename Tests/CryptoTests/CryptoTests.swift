@@ -3,6 +3,7 @@
 // against signatures made by the openssl command: OpenSSL's answers, reached through dlopen.
 import Crypto
 import Foundation
+import Policy
 import XCTest
 
 final class CryptoTests: XCTestCase {
@@ -153,10 +154,5 @@ final class CryptoTests: XCTestCase {
     }
 
     private func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }
-    private func bytes(_ h: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var it = h.makeIterator()
-        while let a = it.next(), let b = it.next() { out.append(UInt8(String([a, b]), radix: 16)!) }
-        return out
-    }
+    private func bytes(_ h: String) -> [UInt8] { Hex.bytes(h)! }
 }

@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import CZbar
 import Camera
 @testable import Commands
 import Reader
@@ -8,6 +7,7 @@ import Foundation
 @testable import Kiosk
 import Policy
 @testable import Systemd
+import TestSupport
 import XCTest
 
 /// Regression cases from the hard categories of the photo corpus, and the phantom-read replay.
@@ -33,7 +33,7 @@ final class AccuracyCorpusTests: XCTestCase {
         for (file, rotations) in cases {
             let upright = try ImageFile.read(path: root.appendingPathComponent(file + ".png").path)
             let want = try expected(root, file)
-            XCTAssertEqual(AccuracyBench.plainZbar(upright, symbologies: Configuration().symbologies).count, 0,
+            XCTAssertEqual(PlainZbar.read(upright, symbologies: Configuration().symbologies).count, 0,
                            "\(file): plain zbar reads it; not a hard case")
             for rotation in rotations {
                 let picture = rotation == 0 ? upright : AccuracyBench.rotatedClockwise90(upright)
@@ -58,28 +58,10 @@ final class AccuracyCorpusTests: XCTestCase {
         }
 
         // Plain zbar, one scanner for the whole sequence.
-        let raw = zbar_image_scanner_create()!
-        defer { zbar_image_scanner_destroy(raw) }
-        zbar_image_scanner_set_config(raw, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for type in Configuration().symbologies.compactMap(\.zbarType) { zbar_image_scanner_set_config(raw, type, ZBAR_CFG_ENABLE, 1) }
+        let raw = PlainZbar(symbologies: Configuration().symbologies)
         var rawPhantoms: [String] = []
         for (picture, want, name) in sequence {
-            let image = zbar_image_create()!
-            zbar_image_set_format(image, 0x3030_3859)
-            zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
-            picture.pixels.withUnsafeBufferPointer { buf in
-                zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
-                if zbar_scan_image(raw, image) > 0 {
-                    var symbol = zbar_image_first_symbol(image)
-                    while let s = symbol {
-                        let text = String(cString: zbar_symbol_get_data(s))
-                        if text != want { rawPhantoms.append("\(name): \(text) (holds \(want))") }
-                        symbol = zbar_symbol_next(s)
-                    }
-                }
-                zbar_image_set_data(image, nil, 0, nil)
-            }
-            zbar_image_destroy(image)
+            for text in raw.read(picture) where text != want { rawPhantoms.append("\(name): \(text) (holds \(want))") }
         }
         print("plain zbar reused across the sequence: \(rawPhantoms)")
         XCTAssertFalse(rawPhantoms.isEmpty, "the sequence no longer shows zbar's carry-over; find another")

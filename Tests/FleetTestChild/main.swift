@@ -20,7 +20,7 @@ nonisolated(unsafe) var stopRequested: sig_atomic_t = 0  // set by the SIGTERM h
 
 let env = Files.environment()
 
-// MQTT_CHILD_MAPS=1 (issue 23): whether libmosquitto and the libssl it pulls in are mapped
+// MQTT_CHILD_MAPS=1: whether libmosquitto and the libssl it pulls in are mapped
 // (/proc/self/maps) before anything uses them and after one call: "maps before=no after=yes".
 if env["MQTT_CHILD_MAPS"] == "1" {
     func mapped() -> Bool {

@@ -16,12 +16,7 @@ final class EventLog: @unchecked Sendable {  // guarded by `lock`
     var text: String { all.map { "\($0)" }.joined(separator: "\n") }
 
     func waitFor(seconds: Double = 15, _ condition: ([BrokerEvent]) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition(all) { return true }
-            usleep(10_000)
-        }
-        return condition(all)
+        eventually("the link's events", within: seconds) { condition(all) }
     }
 
     var connectedCount: Int { all.filter { if case .connected = $0 { return true } else { return false } }.count }
@@ -30,6 +25,8 @@ final class EventLog: @unchecked Sendable {  // guarded by `lock`
 
 final class BrokerLinkTests: XCTestCase {
     private var folders: [String] = []
+    /// A test's broker comes back within a second.
+    static let backoffCapNs: UInt64 = 500_000_000
 
     override func setUpWithError() throws {
         XCTAssertTrue(MosquittoBroker.isInstalled, "these tests need Debian's mosquitto and mosquitto-clients (make deps)")
@@ -48,13 +45,13 @@ final class BrokerLinkTests: XCTestCase {
 
     private func makeLink(_ broker: MosquittoBroker, topic: String, spoolIn folder: String? = nil, tls: Bool = false,
                           host: String = "127.0.0.1", user: String? = nil, password: BrokerPassword? = nil,
-                          discovery: String? = nil, events: EventLog) throws -> BrokerLink {
+                          discovery: String? = nil, clock: Clock = MonotonicClock(), events: EventLog) throws -> BrokerLink {
         var settings = BrokerSettings(address: BrokerAddress(host: host, port: tls ? broker.tlsPort! : broker.port, tls: tls),
                                       topics: FleetTopics(prefix: topic), clientID: FleetTopics.defaultClientID(prefix: topic),
                                       user: user, password: password, caFile: tls ? broker.caFile : nil,
                                       discoveryPrefix: discovery, version: "0.1.0-test")
-        settings.backoffCapNs = 500_000_000  // a test's broker comes back within a second
-        let link = BrokerLink(settings: settings, spool: try Spool(directory: folder ?? spoolFolder(), capacity: 1000)) { events.add($0) }
+        settings.backoffCapNs = BrokerLinkTests.backoffCapNs
+        let link = BrokerLink(settings: settings, spool: try Spool(directory: folder ?? spoolFolder(), capacity: 1000), clock: clock) { events.add($0) }
         link.start()
         return link
     }
@@ -72,9 +69,16 @@ final class BrokerLinkTests: XCTestCase {
     }
 
     private func waitForCounters(_ link: BrokerLink, seconds: Double = 15, _ condition: (BrokerCounters) -> Bool) -> BrokerCounters {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline && !condition(link.counters) { usleep(10_000) }
-        return link.counters
+        eventuallyValue("the link's counters", within: seconds, { link.counters }, until: condition)
+    }
+
+    /// On a manual clock the link's only scheduled work is the wake-up for its next attempt: moves
+    /// the clock to it once it is pending (never while an attempt is under way, whose CONNACK
+    /// timeout would be run down), and says whether there was one. For `eventually`'s loops.
+    private func advanceToTheRetry(_ clock: ManualClock) -> Bool {
+        guard clock.pendingCount > 0 else { return false }
+        clock.advance(byNs: BrokerLinkTests.backoffCapNs)
+        return true
     }
 
     // MARK: -
@@ -166,10 +170,12 @@ final class BrokerLinkTests: XCTestCase {
             link.publishDoor(state)
             if i % 8 == 0 { usleep(200) }  // let the MQTT thread send in between, as a door's changes do
         }
-        _ = sub.waitFor(seconds: 30) { $0.count >= states.count }
-        usleep(300_000)  // and nothing more after the last
-        let all = sub.waitFor(seconds: 0) { _ in true }
-        let got = all.map(\.text)
+        // Nothing more after the last: a last state, sent after them on the same topic and the same
+        // connection (QoS 1, in order), arrives after anything they could have caused.
+        link.publishDoor("end-of-test")
+        let all = sub.waitFor(seconds: 30) { $0.last?.text == "end-of-test" }
+        XCTAssertEqual(all.last?.text, "end-of-test", "the last state arrived")
+        let got = all.map(\.text).dropLast().map { $0 }
         let firstDifference = zip(got, states).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, states.count)
         XCTAssertEqual(got.count, states.count, "messages on kiosk/door-9/door; the first out of order at \(firstDifference): \(got.dropFirst(max(0, firstDifference - 2)).prefix(5))")
         XCTAssertTrue(got == states, "each state once, in order")
@@ -181,7 +187,8 @@ final class BrokerLinkTests: XCTestCase {
         // A persistent session: the broker keeps what it is sent for this consumer while it is away too.
         let sub = try MosquittoSubscriber(broker: broker, topic: "kiosk/door-2/scan", persistentID: "consumer-door-2")
         let events = EventLog()
-        let link = try makeLink(broker, topic: "kiosk/door-2", events: events)
+        let clock = ManualClock()
+        let link = try makeLink(broker, topic: "kiosk/door-2", clock: clock, events: events)
         var ids: [String] = []
         for i in 1...5 { ids.append(link.publishScan(symbology: "QR-Code", bytes: Array("before-\(i)".utf8), frame: i, latencyMs: 1)) }
         XCTAssertEqual(waitForCounters(link) { $0.acknowledged == 5 }.acknowledged, 5)
@@ -197,6 +204,8 @@ final class BrokerLinkTests: XCTestCase {
 
         let restarted = Date()
         try broker.start()
+        // The back-off on the link's clock: moved to each retry until one connects.
+        XCTAssertEventually("connected again", { _ = self.advanceToTheRetry(clock); return link.counters.connected }, events.text)
         let messages = sub.waitFor(seconds: 30) { Set(((try? self.scans($0, topic: "kiosk/door-2/scan")) ?? []).compactMap { $0["id"] as? String }).count == ids.count }
         let delivered = Date().timeIntervalSince(restarted)
         let received = try scans(messages, topic: "kiosk/door-2/scan").compactMap { $0["id"] as? String }
@@ -276,14 +285,24 @@ final class BrokerLinkTests: XCTestCase {
         let wrong = "not-the-password-\(UUID().uuidString.prefix(6))"
         let events = EventLog()
         let folder = spoolFolder()
-        let link = try makeLink(broker, topic: "kiosk/door-6", spoolIn: folder, tls: true, user: "door-6", password: BrokerPassword(wrong), events: events)
+        let clock = ManualClock()
+        let link = try makeLink(broker, topic: "kiosk/door-6", spoolIn: folder, tls: true, user: "door-6", password: BrokerPassword(wrong),
+                                clock: clock, events: events)
         link.publishScan(symbology: "QR-Code", bytes: Array("kept".utf8), frame: 1, latencyMs: 1)
         XCTAssertTrue(events.waitFor { !$0.isEmpty }, events.text)
         XCTAssertEqual(events.disconnectReasons.first, "refused: not authorised", events.text)
         XCTAssertEqual(events.connectedCount, 0)
         XCTAssertEqual(waitForCounters(link) { $0.queued == 1 }.queued, 1, "the scan waits in the spool")
-        // Retried with the back-off and said once, not at each attempt.
-        usleep(1_500_000)
+        // Retried with the back-off and said once, not at each attempt: three more attempts, each
+        // refused by the broker and its outcome told (the next retry is pending only after it).
+        for attempt in 2...4 {
+            XCTAssertEventually("retry \(attempt) pending on the clock") { clock.pendingCount > 0 }
+            XCTAssertTrue(advanceToTheRetry(clock))
+            XCTAssertEventually("the broker refused attempt \(attempt)", {
+                (try? String(contentsOfFile: broker.logFile, encoding: .utf8))?.components(separatedBy: "not authorised").count ?? 0 > attempt
+            }, (try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "")
+        }
+        XCTAssertEventually("the fourth attempt's outcome told (its retry pending)") { clock.pendingCount > 0 }
         XCTAssertEqual(events.disconnectReasons, ["refused: not authorised"], events.text)
         XCTAssertTrue(link.stop())
         XCTAssertFalse(events.text.contains(wrong))
@@ -316,12 +335,38 @@ final class BrokerLinkTests: XCTestCase {
         link.stop()
     }
 
+    /// A broker that takes the connection and never answers: the link gives up after
+    /// `connectTimeoutNs` on its clock, not before (the manual clock has not moved), says why,
+    /// and tries again after the back-off.
+    func testNoCONNACKWithinTheTimeoutOnTheLinksClockThenARetry() throws {
+        let silent = try SilentListener()
+        var settings = BrokerSettings(address: BrokerAddress(host: "127.0.0.1", port: silent.port, tls: false),
+                                      topics: FleetTopics(prefix: "kiosk/door-10"), clientID: "door-10", discoveryPrefix: nil, version: "test")
+        settings.backoffCapNs = BrokerLinkTests.backoffCapNs
+        let events = EventLog(), clock = ManualClock()
+        let link = BrokerLink(settings: settings, spool: try Spool(directory: spoolFolder(), capacity: 10), clock: clock) { events.add($0) }
+        link.start()
+        defer { link.stop(graceNs: 0) }
+        let first = try XCTUnwrap(silent.acceptConnect(), "the link's CONNECT")
+        XCTAssertEqual(first.first, 0x10, "an MQTT CONNECT")
+        XCTAssertEqual(events.all, [], "no time has passed on the link's clock")
+        clock.advance(byNs: settings.connectTimeoutNs - 1_000_000)
+        clock.advance(byNs: 2_000_000)
+        XCTAssertTrue(events.waitFor { !$0.isEmpty }, events.text)
+        XCTAssertEqual(events.disconnectReasons, ["no CONNACK from the broker within 10 s"], events.text)
+        XCTAssertEventually("the retry pending on the clock") { clock.pendingCount > 0 }
+        XCTAssertTrue(advanceToTheRetry(clock))
+        XCTAssertNotNil(silent.acceptConnect(), "a second CONNECT after the back-off")
+    }
+
     func testHomeAssistantDiscoveryIsRetainedParsesAndIsAnnouncedAgain() throws {
         let broker = try MosquittoBroker()
         let events = EventLog()
         let link = try makeLink(broker, topic: "kiosk/door-8", discovery: "homeassistant", events: events)
         XCTAssertTrue(events.waitFor { $0.contains { if case .connected = $0 { return true } else { return false } } }, events.text)
-        usleep(200_000)
+        // Published (a first subscriber sees all five) before the one that must get them retained.
+        let live = try MosquittoSubscriber(broker: broker, topic: "homeassistant/+/door-8/+/config")
+        XCTAssertEqual(live.waitFor { $0.count >= 5 }.count, 5, "discovery published")
         let sub = try MosquittoSubscriber(broker: broker, topic: "homeassistant/+/door-8/+/config")
         let configs = sub.waitFor { $0.count >= 5 }
         XCTAssertEqual(configs.count, 5)
@@ -364,6 +409,50 @@ final class LibmosquittoOnFirstUseTests: XCTestCase {
     }
 }
 
+/// A TCP listener on 127.0.0.1 that accepts and reads, and never answers: a broker that hangs.
+final class SilentListener {
+    let port: Int
+    private let fd: Int32
+    private var accepted: [Int32] = []
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { a in
+            a.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) == 0 && listen(fd, 8) == 0 && getsockname(fd, $0, &size) == 0 }
+        }
+        guard fd >= 0, bound else {
+            let why = Errno.current.message
+            if fd >= 0 { close(fd) }
+            throw BrokerTestError("a listening socket: \(why)")
+        }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit {
+        for c in accepted { close(c) }
+        close(fd)
+    }
+
+    /// The next connection's first bytes (within `seconds`); nil when none came.
+    func acceptConnect(seconds: Int32 = 15) -> [UInt8]? {
+        var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&p, 1, seconds * 1000) == 1 else { return nil }
+        let c = accept(fd, nil, nil)
+        guard c >= 0 else { return nil }
+        accepted.append(c)
+        var q = pollfd(fd: c, events: Int16(POLLIN), revents: 0)
+        guard poll(&q, 1, seconds * 1000) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let n = read(c, &buffer, buffer.count)
+        return n > 0 ? Array(buffer[0..<n]) : nil
+    }
+}
+
 /// `FleetTestChild`: the link in a process of its own, to be killed.
 final class LinkChild {
     private let process = Process()
@@ -390,12 +479,7 @@ final class LinkChild {
     var output: String { (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? "" }
 
     func waitForLine(seconds: Double = 15, _ condition: (String) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if output.split(separator: "\n").contains(where: { condition(String($0)) }) { return true }
-            usleep(10_000)
-        }
-        return false
+        eventually("a line of the child's", within: seconds) { output.split(separator: "\n").contains { condition(String($0)) } }
     }
 
     func kill() {

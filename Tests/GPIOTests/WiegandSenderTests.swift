@@ -39,13 +39,17 @@ final class OnceLateClock: Clock, @unchecked Sendable {
 }
 
 /// A clock on which waits from the `blockFrom`-th on (0-based) do not end until a stop: the
-/// sender held mid-frame, as long as a test needs.
+/// sender held mid-frame, as long as a test needs (at most `holdLimitNs` of real time: then the
+/// wait ends, `gaveUp` says so and the test fails rather than hangs).
 final class HoldingClock: Clock, @unchecked Sendable {
     let manual = ManualClock(startNs: 0)
     let blockFrom: Int
     let held = DispatchSemaphore(value: 0)
     private let lock = Lock()
     private var count = 0
+    private var timedOut = false
+    static let holdLimitNs: UInt64 = 30_000_000_000
+    var gaveUp: Bool { lock.withLock { timedOut } }
     init(blockFrom: Int) { self.blockFrom = blockFrom }
     func now() -> UInt64 { manual.now() }
     func sleep(ns: UInt64, unless stop: StopSignal) -> Bool { sleep(untilNs: now() + ns, unless: stop) }
@@ -53,7 +57,14 @@ final class HoldingClock: Clock, @unchecked Sendable {
         let n = lock.withLock { count += 1; return count - 1 }
         guard n >= blockFrom else { return manual.sleep(untilNs: deadlineNs, unless: stop) }
         held.signal()
-        while stop.requested == nil { usleep(1000) }
+        let limit = monotonicNanoseconds() + HoldingClock.holdLimitNs
+        while stop.requested == nil {
+            guard monotonicNanoseconds() < limit else {
+                lock.withLock { timedOut = true }
+                return false
+            }
+            usleep(1000)
+        }
         return false
     }
     func schedule(afterNs ns: UInt64, _ work: @escaping @Sendable () -> Void) { manual.schedule(afterNs: ns, work) }
@@ -199,6 +210,7 @@ final class WiegandSenderTests: XCTestCase {
         XCTAssertEqual(sender.dropped, 2, "five into a queue of three")
         XCTAssertFalse(sender.isIdle)
         sender.shutDown()
+        XCTAssertFalse(clock.gaveUp, "held until the stop, not until the hold's limit")
         XCTAssertEqual(chip.levels[d0], [1, 0, 1], "back high at the stop")
         XCTAssertEqual(chip.levels[d1], [1])
         XCTAssertEqual(Set(chip.released), [d0, d1])

@@ -8,7 +8,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// `kiosk aim` (issue 32), the built binary on replayed frames: the JSON figures, and the live view
+/// `kiosk aim`, the built binary on replayed frames: the JSON figures, and the live view
 /// as a terminal shows it (tmux).
 final class AimTests: XCTestCase {
     var folders: [URL] = []
@@ -76,7 +76,7 @@ final class AimTests: XCTestCase {
         XCTAssertNil(Aim.shownPayload(symbol, config: config))
     }
 
-    /// issue 34: an event ticket (a secret pretix 2026.8.0 minted: PretixTicketTests.dated) held up
+    /// An event ticket (a secret pretix 2026.8.0 minted: PretixTicketTests.dated) held up
     /// while aiming, outside credentials mode: read, sized, never printed.
     func testAnEventTicketIsNeverPrinted() throws {
         let secret = "=ww8fh3kANufT1XYgd0eSTIyNVL1Z/Z/5yR8GEN1wCht2JhxB55rpMfa4bJzW0HWUB3b3nBeEwiC5axZZlbtCowB5aNqACjBq+s4AiyAgcAGqABT6ZmTxdlYklTCKAEAdAQA"
@@ -99,7 +99,7 @@ final class AimTests: XCTestCase {
         let busy = Aim.openFailure(.device("/dev/video0"), CameraError("VIDIOC_REQBUFS", errno: EBUSY))
         XCTAssertTrue(busy.contains("in use") && busy.contains("systemctl stop kiosk"), busy)
         let missing = try KioskProcess.run(["aim"], env: ["KIOSK_CAMERA": "/dev/video-none"])
-        XCTAssertEqual(missing.status, 69)
+        XCTAssertEqual(missing.status, 1, "as kiosk snapshot: 1 for a camera that cannot be opened")
         XCTAssertTrue(missing.stderr.contains("cannot open the camera /dev/video-none"), missing.stderr)
         // --sweep needs a focus_absolute: a replay has none.
         let sweep = try KioskProcess.run(["aim", "--sweep"], env: ["KIOSK_CAMERA": "replay:\(try frames(blur: 0).path)"])

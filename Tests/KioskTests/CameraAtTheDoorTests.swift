@@ -9,7 +9,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// Focus and the torch's glare through the real frame loop and real zbar (issue 32): the simulated
+/// Focus and the torch's glare through the real frame loop and real zbar: the simulated
 /// camera's lens blurs a code by how far the lens is from it, and a phone screen's glass reflects
 /// the torch across its code.
 final class CameraAtTheDoorTests: XCTestCase {

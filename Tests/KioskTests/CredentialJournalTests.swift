@@ -9,7 +9,7 @@ import Systemd
 import TestSupport
 import XCTest
 
-/// What journald would be given (issue 21): the service in credentials mode, in-process, logging
+/// What journald would be given: the service in credentials mode, in-process, logging
 /// to a journal sink, on replayed frames of credentials from the independent peer. Every field of
 /// every entry (MESSAGE and the KIOSK_* fields) is free of the tokens; the `credential` entries
 /// carry their fields for `journalctl KIOSK_EVENT=credential KIOSK_REASON=...`.

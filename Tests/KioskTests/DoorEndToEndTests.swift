@@ -5,7 +5,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// issue 25 on the release binary: the door's inputs on the simulated chip (driven through the
+/// The door on the release binary: the door's inputs on the simulated chip (driven through the
 /// kiosk's standard input), its events on the log and on a real Mosquitto, and the building's
 /// commands.
 final class DoorEndToEndTests: XCTestCase {
@@ -179,7 +179,7 @@ final class DoorEndToEndTests: XCTestCase {
         ]), stdin: true)
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
-        XCTAssertTrue(waitUntil { self.subscribed(broker, command) }, "the kiosk subscribes to \(command)")
+        XCTAssertEventually("the kiosk subscribes to \(command)") { self.subscribed(broker, command) }
 
         let t = now()
         try publish(broker, command, #"{"id":"open-1","command":"open","ms":700,"time":\#(t)}"#)
@@ -235,23 +235,20 @@ final class DoorEndToEndTests: XCTestCase {
         defer { if kiosk.process.isRunning { kiosk.kill9() } }
         XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
         // Its one subscription, to Home Assistant's status, is made: commands would have come with it.
-        XCTAssertTrue(waitUntil { self.subscribed(broker, "ha-\(self.id)/status") }, "the discovery subscription")
+        XCTAssertEventually("the discovery subscription") { self.subscribed(broker, "ha-\(self.id)/status") }
+        let announced = try MosquittoSubscriber(broker: broker, topic: "ha-\(id)/tag/+/scan/config")
+        XCTAssertEqual(announced.waitFor { $0.count >= 1 }.count, 1, "the first announcement")
         try publish(broker, topic + "/command", #"{"id":"open-1","command":"open","time":\#(now())}"#)
-        usleep(1_000_000)
+        // Then Home Assistant's `online`, which the kiosk does hear: its answer (discovery announced
+        // again) proves the kiosk has read what the broker had for it before, the command included
+        // had it been subscribed.
+        try publish(broker, "ha-\(id)/status", "online")
+        XCTAssertEqual(announced.waitFor { $0.count >= 2 }.count, 2, "announced again on Home Assistant's online")
         replay.feed(try FleetEndToEndTests.frame(nil))
         XCTAssertEqual(kiosk.wait(), 0, kiosk.text)
         XCTAssertFalse(subscribed(broker, topic + "/command"), (try? String(contentsOfFile: broker.logFile, encoding: .utf8)) ?? "")
         XCTAssertEqual(kiosk.of("command").count, 0, kiosk.text)
         XCTAssertEqual(kiosk.of("door").count, 0, kiosk.text)
         XCTAssertEqual(sub.messages.count, 0)
-    }
-
-    func waitUntil(seconds: Double = 15, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
-        }
-        return true
     }
 }

@@ -9,7 +9,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// The door reader wired into the service (issue 16): verdicts from real programs' exit statuses,
+/// The door reader wired into the service: verdicts from real programs' exit statuses,
 /// the patterns, LEDs and strike timed on a fake chip with the manual clock, Wiegand from a code.
 final class DoorReaderTests: XCTestCase {
     let buzzerLine = 18, grantedLine = 5, deniedLine = 6, doorLine = 23, d0Line = 20, d1Line = 21
@@ -72,13 +72,6 @@ final class DoorReaderTests: XCTestCase {
         return path
     }
 
-    /// Waits (in real time, for another thread: not a timing assertion) until `condition` holds.
-    func eventually(_ what: String, seconds: Double = 20, _ condition: () -> Bool, file: StaticString = #filePath, line: UInt = #line) {
-        let end = Date().addingTimeInterval(seconds)
-        while !condition() && Date() < end { usleep(5_000) }
-        XCTAssertTrue(condition(), "never: \(what)", file: file, line: line)
-    }
-
     /// One code through the reader and a real scan program, as `ScanService.report` does it.
     func scan(_ rig: Rig, hook: ScanHook, payload: String = "VISITOR-1", frame: UInt64 = 42) -> VerdictWait {
         let wait = rig.reader.reported(symbology: "QR-Code", payload: Array(payload.utf8), frame: frame)!
@@ -106,7 +99,7 @@ final class DoorReaderTests: XCTestCase {
             let wait = scan(r, hook: hook)
             // The wait is decided (under its lock) before the verdict's sound and lights are switched,
             // on the program's thread: the clock moves once what is switched at once is switched.
-            eventually("a verdict from `\(c.body)`") {
+            XCTAssertEventually("a verdict from `\(c.body)`", within: 20) {
                 wait.isDecided && [(buzzerLine, c.buzzer), (grantedLine, c.granted), (deniedLine, c.denied), (doorLine, c.door)]
                     .allSatisfy { line, want in r.timeline.msLevels(offset: line).count >= want.filter { $0[0] == 0 }.count }
             }
@@ -131,7 +124,7 @@ final class DoorReaderTests: XCTestCase {
         }
     }
 
-    /// issue 22: with an OSDP controller the LEDs and the strike are its own; a local verdict (the
+    /// With an OSDP controller the LEDs and the strike are its own; a local verdict (the
     /// credentials mode's; hook mode itself is refused with OSDP by the configuration) only sounds.
     func testWithAnOSDPControllerAVerdictLeavesTheLEDsAndTheStrikeAlone() throws {
         var c = hookConfiguration()
@@ -156,7 +149,7 @@ final class DoorReaderTests: XCTestCase {
         let hook = ScanHook(program: try program("hang", "trap '' TERM\nwhile true; do sleep 1; done"), environment: [:],
                             logger: r.logger, timeoutNs: 2_000_000_000, killGraceNs: 100_000_000, clock: r.clock)
         let wait = scan(r, hook: hook)
-        eventually("the program is running") { !hook.isIdle }
+        XCTAssertEventually("the program is running", within: 20) { !hook.isIdle }
         r.clock.advance(toMs: 1999)
         XCTAssertFalse(wait.isDecided)
         XCTAssertEqual(r.timeline.msLevels(offset: buzzerLine), [[0, 0]], "silent until the verdict")
@@ -170,7 +163,7 @@ final class DoorReaderTests: XCTestCase {
         XCTAssertEqual(r.timeline.msLevels(offset: buzzerLine), [[0, 0], [2000, 1], [2200, 0], [2400, 1], [2600, 0]])
         XCTAssertEqual(r.timeline.msLevels(offset: doorLine), [[0, 0]])
         // The hook's timeout (KIOSK_VERDICT_MS in hook mode) ends the program; its late end changes nothing.
-        eventually("the program is ended") {
+        XCTAssertEventually("the program is ended", within: 20) {
             r.clock.advance(byMs: 50)  // the hook's SIGTERM, then its SIGKILL a grace later
             return hook.isIdle
         }
@@ -219,11 +212,11 @@ final class DoorReaderTests: XCTestCase {
                             environment: [:], logger: r.logger, timeoutNs: 2_000_000_000, clock: r.clock)
         let first = scan(r, hook: hook, payload: "OPEN\n", frame: 10)
         let second = scan(r, hook: hook, payload: "SHUT\n", frame: 20)
-        eventually("the first program is running") { !hook.isIdle }
+        XCTAssertEventually("the first program is running", within: 20) { !hook.isIdle }
         XCTAssertFalse(first.isDecided)
         XCTAssertFalse(second.isDecided)
         FileManager.default.createFile(atPath: gate, contents: nil)
-        eventually("both verdicts") { first.isDecided && second.isDecided }
+        XCTAssertEventually("both verdicts", within: 20) { first.isDecided && second.isDecided }
         XCTAssertEqual(r.lines.of("verdict").map { [$0["result"]!, $0["frame"]!] }, [["granted", "10"], ["denied", "20"]])
         hook.shutDown()
         r.reader.shutDown()

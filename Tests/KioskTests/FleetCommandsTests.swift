@@ -6,7 +6,7 @@ import Policy
 import TestSupport
 import XCTest
 
-/// The building's commands carried out (issue 25): `reload` through the one list SIGHUP uses,
+/// The building's commands carried out: `reload` through the one list SIGHUP uses,
 /// `open` refused without a strike, each answered once and logged.
 final class FleetCommandsTests: XCTestCase {
     final class Recorder: @unchecked Sendable {

@@ -80,7 +80,7 @@ final class FleetEndToEndTests: XCTestCase {
         private var log = Data()
         private let done = DispatchSemaphore(value: 0)
 
-        /// issue 25: the kiosk's standard input (the simulated chip's inputs), when asked for.
+        /// The kiosk's standard input (the simulated chip's inputs), when asked for.
         let input: Pipe?
 
         init(_ args: [String] = ["run"], env: [String: String], stdin: Bool = false) throws {
@@ -105,12 +105,9 @@ final class FleetEndToEndTests: XCTestCase {
         /// Waits (at most `seconds`) until the log has `count` lines of `event`.
         @discardableResult
         func waitFor(_ event: String, count: Int = 1, seconds: Double = 20) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while of(event).count < count {
-                if Date() > deadline || !process.isRunning && of(event).count < count { return of(event).count >= count }
-                usleep(20_000)
-            }
-            return true
+            // A kiosk that has ended says nothing more: no need to wait out the time.
+            eventually("\(count) \(event) lines", within: seconds, every: 0.02) { of(event).count >= count || !process.isRunning }
+            return of(event).count >= count
         }
 
         /// Waits for the end; the exit status (a signal's number as -N).
@@ -147,15 +144,6 @@ final class FleetEndToEndTests: XCTestCase {
     }
 
     /// Polls `condition` for at most `seconds`.
-    func waitUntil(seconds: Double = 15, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            if Date() > deadline { return false }
-            usleep(20_000)
-        }
-        return true
-    }
-
     /// The spool's live records (`S` lines not marked gone by an `X` line).
     func spooled(_ state: String) -> Int {
         guard let text = try? String(contentsOfFile: state + "/mqtt-spool", encoding: .utf8) else { return 0 }
@@ -186,7 +174,7 @@ final class FleetEndToEndTests: XCTestCase {
         return table.split(separator: "\n").dropFirst().compactMap { row in
             let f = row.split(separator: " ")
             guard f.count > 9, inodes.contains(String(f[9])), let port = f[2].split(separator: ":").last else { return nil }
-            return Int(port, radix: 16)
+            return Hex.value(port).map { Int($0) }
         }
     }
 
@@ -287,7 +275,7 @@ final class FleetEndToEndTests: XCTestCase {
         // QoS 1 is at least once: a code the broker took whose PUBACK the stop cut off is sent
         // again (same id). So the broker goes only once the kiosk holds every acknowledgement:
         // a duplicate after that is a fault.
-        XCTAssertTrue(waitUntil { self.spooled(state) == 0 }, "all acknowledged")
+        XCTAssertEventually("all acknowledged") { self.spooled(state) == 0 }
         // The broker goes away; ten codes are read meanwhile.
         broker.stop()
         for i in 6...15 { replay.feed(try Self.frame(code(i))) }
@@ -319,12 +307,11 @@ final class FleetEndToEndTests: XCTestCase {
         XCTAssertNotNil(kiosk.of("stats").first?["mqtt_published"], kiosk.text)
 
         // Down again: five more codes, in the spool; the kiosk is killed.
-        XCTAssertTrue(waitUntil { self.spooled(state) == 0 }, "all acknowledged")
+        XCTAssertEventually("all acknowledged") { self.spooled(state) == 0 }
         broker.stop()
         for i in 21...25 { replay.feed(try Self.frame(code(i))) }
         XCTAssertTrue(kiosk.waitFor("scan", count: 25), kiosk.text)
-        let spoolDeadline = Date().addingTimeInterval(10)
-        while spooled(state) < 5 && Date() < spoolDeadline { usleep(20_000) }
+        XCTAssertEventually("the five codes on disk", within: 10) { self.spooled(state) >= 5 }
         XCTAssertEqual(spooled(state), 5, "the five codes are on disk")
         kiosk.kill9()
         XCTAssertEqual(kiosk.wait(), -SIGKILL)

@@ -28,7 +28,7 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
     var doors: [String] { lock.withLock { doorList } }
     var alarms: [String] { lock.withLock { alarmList } }
     var results: [String] { lock.withLock { resultList } }
-    var figures: FleetFigures { FleetFigures(published: 3, acknowledged: 2, queued: 1, dropped: 0, connected: true) }
+    var counters: BrokerCounters { BrokerCounters(published: 3, acknowledged: 2, queued: 1, dropped: 0, connected: true) }
     var scans: [Scan] { lock.withLock { scanList } }
     var states: [KioskState] { lock.withLock { stateList } }
     var stats: [String] { lock.withLock { statsList } }
@@ -98,7 +98,7 @@ final class FleetReporterTests: XCTestCase {
 
     func testStatsLineAndMetricsCarryTheLinkCounters() {
         var s = StatsSnapshot()
-        s.fleet = FleetFigures(published: 7, acknowledged: 6, queued: 1, dropped: 2, connected: true)
+        s.fleet = BrokerCounters(published: 7, acknowledged: 6, queued: 1, dropped: 2, connected: true)
         let text = StatsReporter.prometheusText(s, fps: 0, cpuMsPerFrame: 0)
         for line in ["kiosk_mqtt_published_total 7", "kiosk_mqtt_acknowledged_total 6", "kiosk_mqtt_queued 1",
                      "kiosk_mqtt_dropped_total 2", "kiosk_mqtt_connected 1"] {

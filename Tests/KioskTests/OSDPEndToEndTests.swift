@@ -7,7 +7,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// The kiosk as an OSDP reader (issue 22), judged by an independent implementation: libosdp's
+/// The kiosk as an OSDP reader, judged by an independent implementation: libosdp's
 /// ControlPanel (PyPI `libosdp`, `make peers`) drives the real kiosk binary over a pseudo-terminal
 /// pair (harness/osdp/controller.py, run with KIOSK_PEERS_PYTHON). Each scenario returns what it saw.
 final class OSDPEndToEndTests: XCTestCase {
@@ -182,7 +182,7 @@ final class OSDPEndToEndTests: XCTestCase {
         let replies = r["replies"] as? [String: Any] ?? [:]
         func reply(_ key: String) -> [UInt8] {
             let hex = replies[key] as? String ?? ""
-            return stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0 }
+            return Hex.bytes(hex) ?? []
         }
         XCTAssertEqual(reply("id_plain").dropFirst(5).first, 0x45, "PDID: \(replies)")
         XCTAssertEqual(reply("bad_crc"), [], "a bad CRC: silence")

@@ -9,7 +9,7 @@ import TestSupport
 import ZintDrawing
 import XCTest
 
-/// What the safety net still catches now that it glances (issue 37): codes the gate judges flat,
+/// What the safety net still catches now that it glances: codes the gate judges flat,
 /// because their contrast (25 levels) is below its edge threshold (36), held still in front of
 /// the camera. Every 30th frame at a flat window is a glance (the ROI at half size, zbar alone);
 /// a glance that reads a QR code reports it, one that sees a code it cannot confirm or read (a 1D

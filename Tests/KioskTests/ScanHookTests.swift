@@ -45,9 +45,8 @@ final class ScanHookTests: XCTestCase {
         return path
     }
 
-    func waitIdle(_ hook: ScanHook, seconds: Double = 20) {
-        let end = Date().addingTimeInterval(seconds)
-        while !hook.isIdle && Date() < end { usleep(10_000) }
+    func waitIdle(_ hook: ScanHook, seconds: Double = 20, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEventually("the scan program idle", within: seconds, { hook.isIdle }, file: file, line: line)
     }
 
     func testHostilePayloadsArriveExactlyAndNothingElseRuns() throws {

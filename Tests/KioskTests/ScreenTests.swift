@@ -8,7 +8,7 @@ import Scene
 import TestSupport
 import XCTest
 
-/// Phone screens held up to the kiosk (issue 37), replayed end to end through the frame loop
+/// Phone screens held up to the kiosk, replayed end to end through the frame loop
 /// (`ScanService`: gate, worker, attempts, repeat filter) on the frames' clock: each look's
 /// variant is reported with the kept attempts, and never when the attempt that reads it is taken
 /// out of the list. (`kiosk-dev screens --needs` is the table these variants were chosen from.)

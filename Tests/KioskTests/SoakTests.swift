@@ -103,13 +103,13 @@ final class SoakTests: XCTestCase {
         svc.observe().onReport = { _, _ in reports += 1 }
         svc.observe().onFrame = { n in
             if n == 10_000 {
-                while !hook.isIdle { usleep(1000) }
+                XCTAssertEventually("the scan program idle at frame 10,000", within: 60) { hook.isIdle }
                 warm = (Self.residentBytes(), Self.descriptors())
             }
             if n % 1000 == 0 { peak = max(peak, Self.residentBytes()) }
         }
         XCTAssertEqual(try svc.run(), .sourceEnded)
-        while !hook.isIdle { usleep(1000) }
+        XCTAssertEventually("the scan program idle at the end", within: 60) { hook.isIdle }
         let end = (rss: Self.residentBytes(), fds: Self.descriptors())
         hook.shutDown()
         buzzer.shutDown()

@@ -119,8 +119,7 @@ final class StopAndReportTests: XCTestCase {
                               door: nil, hook: hook, logger: logger, stop: StopSignal())
         _ = try svc.run()
         // shutDown drops what waits: let the one run finish first.
-        let end = monotonicNanoseconds() + 10_000_000_000
-        while hook.finished < 1 && monotonicNanoseconds() < end { usleep(5_000) }
+        XCTAssertEventually("the scan program's run finished", within: 10) { hook.finished >= 1 }
         hook.shutDown()
         XCTAssertEqual(lines.of("scan").first?["data"], "日本語")
         XCTAssertEqual(FileManager.default.contents(atPath: out).map { Array($0) }, shiftJIS, "\(lines.all)")
@@ -146,8 +145,7 @@ final class StopAndReportTests: XCTestCase {
             let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: bytes, moduleSize: 4)),
                                   door: nil, hook: hook, logger: logger, stop: StopSignal())
             _ = try svc.run()
-            let end = monotonicNanoseconds() + 10_000_000_000
-            while hook.finished < 1 && monotonicNanoseconds() < end { usleep(5_000) }
+            XCTAssertEventually("the scan program's run finished", within: 10) { hook.finished >= 1 }
             hook.shutDown()
             XCTAssertEqual(lines.of("scan").first?["data"], text, "\(lines.all)")
             XCTAssertEqual(FileManager.default.contents(atPath: out).map { Array($0) }, bytes, text)

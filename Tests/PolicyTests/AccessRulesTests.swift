@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The access rules' pure core (issue 33): the file's every line kind read strictly, each bad
+/// The access rules' pure core: the file's every line kind read strictly, each bad
 /// line refused with its number and what is accepted, and the decision from a wall clock, the
 /// credential's groups and the closed days: each boundary minute, windows across midnight and
 /// the day they belong to, holidays, `always`, an unsynchronised clock, a lockdown.
@@ -253,7 +253,7 @@ final class AccessRulesTests: XCTestCase {
     }
 }
 
-/// Where a credential's groups come from (issue 33): the CWT's text claim `groups`, read
+/// Where a credential's groups come from: the CWT's text claim `groups`, read
 /// strictly, and `groups=` at the end of a TOTP file's line.
 final class CredentialGroupsTests: XCTestCase {
     func claims(_ groups: CBOR) throws -> CWTClaims {
@@ -295,7 +295,7 @@ final class CredentialGroupsTests: XCTestCase {
     }
 }
 
-/// `uses` (issue 33): the claim read strictly, counted in the used-token store's content, and
+/// `uses`: the claim read strictly, counted in the used-token store's content, and
 /// its file written and read back (a 0.3 file still reads; a torn count is damage).
 final class CredentialUsesTests: XCTestCase {
     func claims(_ pairs: [CBORPair]) throws -> CWTClaims { try CWTClaims(payload: CBOREncoder.encode(.map(pairs))) }
@@ -320,7 +320,8 @@ final class CredentialUsesTests: XCTestCase {
         XCTAssertEqual(t.claim("c:01", until: 100, now: 0, skew: 0, uses: 4), .fresh, "counting a known key takes no room")
         // The file: the counts read back; a 0.3 file reads; a bad count is damage.
         let text = t.fileText
-        XCTAssertEqual(text, "kiosk-used-tokens 1\nc:01 100 4\nc:02 100\nend 2\n")
+        let body = "kiosk-used-tokens 2\nc:01 100 4\nc:02 100\n"  // Version 2 ends with its CRC-32
+        XCTAssertEqual(text, body + "end 2 \(CRC32.hex(CRC32.checksum(Array(body.utf8))))\n")
         XCTAssertEqual(try UsedTokens.parse(text, capacity: 2).get(), t)
         XCTAssertEqual(try UsedTokens.parse("kiosk-used-tokens 1\nc:02 100\nend 1\n").get().uses(of: "c:02"), 1)
         for bad in ["kiosk-used-tokens 1\nc:01 100 1\nend 1\n", "kiosk-used-tokens 1\nc:01 100 x\nend 1\n",
@@ -334,7 +335,7 @@ final class CredentialUsesTests: XCTestCase {
     }
 }
 
-/// What `kiosk check` shows of the rules (issue 33): each schedule open or closed now and its
+/// What `kiosk check` shows of the rules: each schedule open or closed now and its
 /// next change, on wall-clock minutes, closed days and midnight-crossing windows included.
 final class AccessRulesShownTests: XCTestCase {
     func at(_ date: String, _ h: Int, _ m: Int) -> WallClock { WallClock(date: LocalDate(date)!, hour: h, minute: m) }

@@ -32,7 +32,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(c.format, .auto)
         XCTAssertEqual(c.mount, Mount())
         XCTAssertEqual(c.uprightROI, NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5))
-        // interface.md: "measured" (docs/development.md, "Performance": what a door is shown, and what it costs).
+        // interface.md: "measured" (docs/measurements/frame-loop.md: what a door is shown, and what it costs).
         XCTAssertEqual(c.symbologies, [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417])
         XCTAssertEqual(c.repeatMs, 3000)
         XCTAssertEqual(c.gpioChip, "gpiochip0")
@@ -235,7 +235,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(r.settings.map(\.variable), Configuration.variables)
     }
 
-    // MARK: the door reader (issue 16)
+    // MARK: the door reader
 
     func testDoorDefaultsAreInterfaceMd() {
         let c = read([:]).configuration
@@ -365,7 +365,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testWithoutTheDoorVariablesTheOldSettingsShowAsBefore() {
-        // What `kiosk check` printed before issue 16, for the variables it had: unchanged.
+        // What `kiosk check` printed before verdicts, for the variables it had: unchanged.
         let r = read(["KIOSK_BUZZER_LINE": "18", "KIOSK_BEEP_MS": "90"])
         let old = Array(r.settings.prefix { $0.variable != "KIOSK_VERDICT" })
         XCTAssertEqual(old.count, 25)
@@ -375,7 +375,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(old.first { $0.variable == "KIOSK_TORCH_LINE" }?.value, "unset")
     }
 
-    // MARK: a building of kiosks (issue 17)
+    // MARK: a building of kiosks
 
     func testMQTTIsOffByDefaultAndItsDefaultsFollowTheHostname() {
         let off = read([:]).configuration
@@ -446,7 +446,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertFalse(r.configuration.isMQTT)
     }
 
-    // issue 22: OSDP
+    // OSDP
     func testOSDPValuesDefaultsAndRejections() {
         let off = read([:]).configuration
         XCTAssertFalse(off.isOSDP)
@@ -498,7 +498,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertTrue(r.warnings.allSatisfy { $0.reason?.contains("KIOSK_OSDP_PORT is unset") ?? false })
     }
 
-    // issue 25: the door's inputs and alarms, commands from the building.
+    // The door's inputs and alarms, commands from the building.
     func testDoorInputDefaultsAreInterfaceMd() {
         let c = read([:]).configuration
         XCTAssertNil(c.doorContactLine)

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The credentials' pure parts (issue 21): Base45 on RFC 9285's vectors, the strict CBOR reader
+/// The credentials' pure parts: Base45 on RFC 9285's vectors, the strict CBOR reader
 /// on what it must refuse, COSE_Sign1's parts and Sig_structure, the claims' types, TOTP's
 /// truncation on RFC 4226's own HMAC values, the checks' order, the store's strict read-back.
 final class CredentialPolicyTests: XCTestCase {
@@ -256,7 +256,7 @@ final class CredentialPolicyTests: XCTestCase {
         }
     }
 
-    // MARK: the configuration's issue 21 block, the verdict given directly, the scan message
+    // MARK: the configuration's credentials block, the verdict given directly, the scan message
 
     func testTheCredentialsSettings() {
         func read(_ env: [String: String]) -> ConfigurationReading { Configuration.read(environment: env, isExecutableFile: { _ in false }) }

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The door's modes as a pure value (issue 33 part 5): precedence (emergency, lockdown, a
+/// The door's modes as a pure value: precedence (emergency, lockdown, a
 /// commanded unlock, an unlock window), `first=GROUP`, `until`, the unsynchronised clock, the
 /// state that survives a restart and its strict read-back. Not wired to the service yet.
 final class DoorModesTests: XCTestCase {

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The door's inputs with exact times (issue 25): forced, held, the exit button, relock on
+/// The door's inputs with exact times: forced, held, the exit button, relock on
 /// contact, the alarm's end, bounce filtered, tamper.
 final class DoorWatchPolicyTests: XCTestCase {
     func ms(_ m: Int) -> UInt64 { UInt64(m) * 1_000_000 }

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The building's commands (issue 25): what is carried out, once, and what is refused, and why.
+/// The building's commands: what is carried out, once, and what is refused, and why.
 final class FleetCommandsPolicyTests: XCTestCase {
     let now: Int64 = 1_780_000_000_000  // ms since the epoch
 

@@ -182,7 +182,7 @@ final class FleetMessagesTests: XCTestCase {
         XCTAssertEqual(uniqueIDs.count, 4)
     }
 
-    // issue 25: the door's sensors, the tamper in the state, the alarms.
+    // The door's sensors, the tamper in the state, the alarms.
     func testTheDoorAndTamperSensorsComeWithTheirInputs() throws {
         let topics = FleetTopics(prefix: "kiosk/door-3")
         XCTAssertEqual([topics.door, topics.alarm, topics.command, topics.commandResult],

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// issue 33: the strike held released (`unlock`, `emergency`), the door's watcher in free
+/// The strike held released (`unlock`, `emergency`), the door's watcher in free
 /// passage, the fire panel's input, the building's `mode` command and `kiosk mode`'s line.
 final class FreePassageTests: XCTestCase {
     func ms(_ m: Int) -> UInt64 { UInt64(m) * 1_000_000 }

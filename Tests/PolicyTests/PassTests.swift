@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The pure core of passes (issue 43): the reader of `KH1:` (strict, bounded), the COSE_Key and
+/// The pure core of passes: the reader of `KH1:` (strict, bounded), the COSE_Key and
 /// its thumbprint's input, the proof's message, the window and the replay rule, the holders file.
 /// No C here: the hashes and signatures are checked in CredentialsTests against the peer's.
 final class PassTests: XCTestCase {

@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// The judgement behind the payload's text (issue 37): which character sets a payload's bytes are
+/// The judgement behind the payload's text: which character sets a payload's bytes are
 /// plausible text in. `kiosk-dev charsets` measures the whole rule on generated texts.
 final class PlausibleTextTests: XCTestCase {
     func testEachReadingIsJudgedOnItsOwn() {

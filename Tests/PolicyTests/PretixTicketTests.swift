@@ -2,7 +2,7 @@
 import Policy
 import XCTest
 
-/// Event tickets' pure parts (issue 34): the pretix_sig1 framing read strictly, the payload's
+/// Event tickets' pure parts: the pretix_sig1 framing read strictly, the payload's
 /// bounded protobuf reader on what it must take and refuse, the checks' order, the door's
 /// `pretix` lines, the store's ticket entries. The signature is the verifier's (CredentialsTests,
 /// with tickets pretix itself minted); here two secrets pretix 2026.8.0 minted once are kept as
@@ -238,7 +238,8 @@ final class PretixTicketTests: XCTestCase {
         let back = try UsedTokens.parse(t.fileText).get()
         XCTAssertEqual(back, t)
         XCTAssertEqual(back.uses(of: key), 2)
-        XCTAssertEqual(back.fileText, "kiosk-used-tokens 1\np:01 -\n\(key) 2000 2\nend 2\n")
+        let body = "kiosk-used-tokens 2\np:01 -\n\(key) 2000 2\n"  // Version 2 ends with its CRC-32
+        XCTAssertEqual(back.fileText, body + "end 2 \(CRC32.hex(CRC32.checksum(Array(body.utf8))))\n")
         // Gone once the ticket is past its validity (and the skew).
         var later = back
         later.dropExpired(now: 2031, skew: 30)

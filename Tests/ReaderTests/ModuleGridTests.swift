@@ -6,7 +6,7 @@ import TestSupport
 import XCTest
 import ZintDrawing
 
-/// The module grid of issue 23 (`ModuleGrid`): found at the angle and pitch a code was drawn
+/// The module grid (`ModuleGrid`): found at the angle and pitch a code was drawn
 /// with, and any picture (noise, flat, finer than it looks for) taken without a crash.
 final class ModuleGridTests: XCTestCase {
     func grid(_ picture: GrayImage, near: Double) -> ModuleGrid? {

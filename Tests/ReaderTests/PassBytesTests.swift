@@ -4,7 +4,7 @@ import Policy
 import Scene
 import XCTest
 
-/// A pass (issue 43, `KH1:` + CBOR) is handed on as the QR code's exact bytes: zbar in binary
+/// A pass (`KH1:` + CBOR) is handed on as the QR code's exact bytes: zbar in binary
 /// mode, and no text guessed for it, even where its bytes would read as text in a legacy set.
 final class PassBytesTests: XCTestCase {
     func scan(_ bytes: [UInt8]) throws -> [DecodedSymbol] {

@@ -152,7 +152,7 @@ final class SecondReaderTests: XCTestCase {
                     cases += 1
                     let alone = scene.withLumaPlane { ZXingReader(symbologies: [.aztec])!.read($0, in: PixelRect(x: 0, y: 0, width: 640, height: 480)) }
                     if alone.first?.symbol.text != ticket { missedByZxingAlone += 1 }
-                    // A budget a loaded test machine cannot exhaust (the default's share: docs/development.md, "How it reads codes").
+                    // A budget a loaded test machine cannot exhaust (the default's share: docs/design/reading-codes.md).
                     let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
                     let found = scanner.scan(scene)
                     XCTAssertEqual(found.map(\.text), [ticket], "module \(module) px, \(angle) degrees, at (\(dx), \(dy))")
@@ -186,7 +186,7 @@ final class SecondReaderTests: XCTestCase {
     }
 
     /// zxing is asked only after plain zbar found nothing (what its second opinion wins is
-    /// measured on the photographs: CorpusTests, docs/development.md "Accuracy").
+    /// measured on the photographs: CorpusTests, docs/measurements/accuracy.md).
     func testZxingIsAskedOnlyWhenPlainZbarFindsNothing() throws {
         let qr = upright(with: try QRCodeImage.render("FIRST-READER", moduleSize: 4), centreX: 320, centreY: 240)
         let scanner = BarcodeScanner(symbologies: [.qrcode, .aztec])
@@ -307,30 +307,6 @@ final class SecondReaderTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(codes.first?.lineCount ?? 0, ZXingReader.confirmingLines)
         }
     }
-    /// zbar's own EAN-13 readings of a picture, no agreement rule: a fresh scanner, EAN-13 only.
-    func zbarAlone(_ picture: GrayImage) -> [String] {
-        let scanner = zbar_image_scanner_create()!
-        defer { zbar_image_scanner_destroy(scanner) }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        zbar_image_scanner_set_config(scanner, ZBAR_EAN13, ZBAR_CFG_ENABLE, 1)
-        let image = zbar_image_create()!
-        defer { zbar_image_destroy(image) }
-        zbar_image_set_format(image, 0x3030_3859)  // Y800
-        zbar_image_set_size(image, UInt32(picture.width), UInt32(picture.height))
-        return picture.pixels.withUnsafeBufferPointer { buf in
-            zbar_image_set_data(image, buf.baseAddress, UInt(buf.count), nil)
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            guard zbar_scan_image(scanner, image) > 0 else { return [] }
-            var texts: [String] = []
-            var symbol = zbar_image_first_symbol(image)
-            while let s = symbol {
-                texts.append(String(decoding: UnsafeRawBufferPointer(start: zbar_symbol_get_data(s), count: Int(zbar_symbol_get_data_length(s))), as: UTF8.self))
-                symbol = zbar_symbol_next(s)
-            }
-            return texts
-        }
-    }
-
     /// Issue 23: a photo of one EAN-13 with another product's barcode partly in view. zbar joins
     /// a half of the neighbour's code to a half of the product's, with a valid check digit
     /// whenever the two codes' first halves weigh the same modulo 10 (4006381333931 and
@@ -351,7 +327,7 @@ final class SecondReaderTests: XCTestCase {
                 scene.paste(a, x: seen + 10, y: 40)
             }
             // zbar alone reads the splice (what the agreement rule is there for).
-            let plain = zbarAlone(scene)
+            let plain = PlainZbar.read(scene, symbologies: [.ean13])
             XCTAssertTrue(plain.contains { $0 != product && $0 != neighbour }, "\(side): zbar splices (\(plain))")
             let scanner = BarcodeScanner(symbologies: Configuration().symbologies, extraBudgetMs: 10_000)
             for frame in 1...2 {

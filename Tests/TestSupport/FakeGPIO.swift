@@ -15,7 +15,7 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     }
     private var recorded: [Int: [Int]] = [:]
     let lock = NSLock()
-    // Inputs (issue 25): the lines requested, the bias asked, and the level a line is at when requested.
+    // Inputs: the lines requested, the bias asked, and the level a line is at when requested.
     var inputLines: [Int: SoftwareInputLine] = [:]
     public var inputBias: [Int: GPIOBias] = [:]
     public var initialInputLevels: [Int: Int] = [:]
@@ -67,7 +67,7 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     }
 }
 
-// Inputs (issue 25): a test raises edges on the lines the code under test requested.
+// Inputs: a test raises edges on the lines the code under test requested.
 extension FakeChip: GPIOInputChip {
     public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
         if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import Policy
+
 /// Reads a logfmt line the way a log tool would: `key=value` pairs separated by spaces, values
 /// either bare or double-quoted with backslash escapes. The tests use it to check that what the
 /// kiosk writes parses back into exactly the fields it meant, whatever a payload held.
@@ -58,12 +60,12 @@ public enum Logfmt {
             case "x":
                 let hex = String(String.UnicodeScalarView(chars.prefix(2)))
                 chars = chars.dropFirst(2)
-                out.append(UInt8(hex, radix: 16) ?? 0x3F)
+                out.append(Hex.value(hex).map { UInt8(truncatingIfNeeded: $0) } ?? 0x3F)
             case "u", "U":
                 let digits = e == "u" ? 4 : 8
                 let hex = String(String.UnicodeScalarView(chars.prefix(digits)))
                 chars = chars.dropFirst(digits)
-                out += Array(String(Unicode.Scalar(UInt32(hex, radix: 16) ?? 0x3F) ?? "?").utf8)
+                out += Array(String(Unicode.Scalar(Hex.value(hex).flatMap { UInt32(exactly: $0) } ?? 0x3F) ?? "?").utf8)
             default: out += Array(String(e).utf8)
             }
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import Glibc
+import Policy
 
 /// A real Mosquitto broker (Debian `mosquitto`) for a test: its own folder, configuration and
 /// free loopback ports; plain MQTT, and TLS with a CA made here by `openssl` (the server's
@@ -216,15 +217,7 @@ public final class MosquittoSubscriber: @unchecked Sendable {  // used from one 
         return String(decoding: whole, as: UTF8.self).split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
             guard parts.count >= 2 else { return nil }
-            let hex = parts.count == 3 ? Array(parts[2].utf8) : []
-            guard hex.count % 2 == 0 else { return nil }
-            var bytes: [UInt8] = []
-            var i = 0
-            while i < hex.count {
-                guard let b = UInt8(String(decoding: hex[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(b)
-                i += 2
-            }
+            guard let bytes = Hex.bytes(parts.count == 3 ? Array(parts[2].utf8) : []) else { return nil }
             return Message(retained: parts[0] == "1", topic: String(parts[1]), payload: bytes)
         }
     }
@@ -235,12 +228,7 @@ public final class MosquittoSubscriber: @unchecked Sendable {  // used from one 
     /// Waits (at most `seconds`) until `condition` holds for what arrived; returns it.
     @discardableResult
     public func waitFor(seconds: Double = 15, _ condition: ([Message]) -> Bool) -> [Message] {
-        let deadline = Date().addingTimeInterval(seconds)
-        while true {
-            let m = messages
-            if condition(m) || Date() >= deadline { return m }
-            usleep(20_000)
-        }
+        eventuallyValue("the subscriber's messages", within: seconds, every: 0.02, { messages }, until: condition)
     }
 }
 

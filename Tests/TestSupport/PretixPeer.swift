@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 
-/// pretix itself as the tests' ticket issuer (issue 34): Tests/Peers/pretix_tickets.py on PyPI's
+/// pretix itself as the tests' ticket issuer: Tests/Peers/pretix_tickets.py on PyPI's
 /// `pretix`, in the venv `make peers` makes beside the other peers' (`.cache/peers/pretix`, found
 /// from KIOSK_PEERS_PYTHON: pretix cannot share the others' venv). One Python process a test, one
 /// JSON request and answer a line, as `CredentialPeer`.

@@ -281,7 +281,8 @@ xctest() {
   local args=() s c
   for s in "${SKIP[@]}"; do args+=(--skip "${s%%|*}"); done
   for c in "${SHARD[@]}"; do args+=(--second "$c"); done
-  "$REPO/harness/xctest/shards.sh" --logs "$LAST" "${args[@]}" -- "${run[@]}" | sed 's/^shards: //'
+  # An XCTSkip fails the tier unless harness/xctest/expected-skips/arm64 lists it.
+  "$REPO/harness/xctest/shards.sh" --tier arm64 --logs "$LAST" "${args[@]}" -- "${run[@]}" | sed 's/^shards: //'
 }
 check "XCTest suite under qemu" xctest
 for s in "${SKIP[@]}"; do echo "  not run under qemu-user: ${s%%|*}: ${s#*|}"; done

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-# The 2D bench's other reader (`make bench-2d`; docs/development.md, "The 2D bench"): zxing-cpp
+# The 2D bench's other reader (`make bench-2d`; docs/measurements/accuracy.md): zxing-cpp
 # from PyPI (the version pinned in the Makefile, 2.x as Debian 13 has it) on the pictures
 # `kiosk-dev twod --dump DIR` wrote (N.png, the text in N.txt), each read whole with the
 # library's defaults for Aztec, Data Matrix and PDF417, as anyone would call it. Prints one line a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # What a frame costs on an arm64 CPU, counted rather than timed (`make bench-arm64`;
-# docs/development.md, "What a frame costs on a Pi"): guest instructions per frame under qemu-aarch64 -cpu cortex-a72
+# docs/measurements/arm64-counts.md): guest instructions per frame under qemu-aarch64 -cpu cortex-a72
 # with a per-thread instruction-count plugin (insn-count.c, built against qemu-plugin.h from
 # Debian's qemu source package), for
 #   kiosk     the arm64 kiosk-dev's frame loop (`kiosk-dev count kiosk`: ScanService.process, as

@@ -6,7 +6,7 @@
 # decode` on one photograph of each symbology of ../shared/corpus, when it is there), one mangled
 # name a line. lld links the release kiosk with them first (Package.swift,
 # --symbol-ordering-file), so that they share a few pages of its text instead of being spread
-# through all of it (issue 23; docs/development.md, Size): the kernel maps a binary's text 64 kB around each
+# through all of it (issue 23; docs/design/memory.md): the kernel maps a binary's text 64 kB around each
 # page an instruction faults in, so an idle kiosk had 4.3 MB of its 5.3 MB of text resident.
 #
 # The list comes from valgrind's callgrind on a release build, run here. A function the list does

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 # Checks that a release kiosk was linked with Sources/KioskMain/hot-functions.order first in its text
-# (issue 23; docs/development.md, Size), and that the list is not stale: most of the functions it names are in the
+# (issue 23; docs/design/memory.md), and that the list is not stale: most of the functions it names are in the
 # binary, and their code lies in few of the text's 64 kB windows (the kernel maps a binary's text
 # 64 kB around each page faulted in, so the windows are what an idle kiosk keeps resident).
 # Linked in the order of the objects instead, the same functions lie in 73 of 85 windows; as

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The idle kiosk's memory (docs/development.md, "Size"; issue 23): the peak RSS (wait4's ru_maxrss, as GNU
+# The idle kiosk's memory (docs/design/memory.md; issue 23): the peak RSS (wait4's ru_maxrss, as GNU
 # time's -f %M prints it) of
 # `kiosk run` with the defaults on a replay of 600 empty 640x480 frames, the median of 5 runs; then
 # the same with KIOSK_MQTT_URL at a Mosquitto broker started here on a loopback port (what MQTT

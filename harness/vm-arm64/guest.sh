@@ -300,7 +300,7 @@ echo "" >/sys/module/vimc/parameters/inject
 systemctl stop kiosk
 unfeed
 
-# ---- 10. the idle kiosk's memory on arm64: a figure for docs/development.md's Size (issue 23), not a limit ----------------
+# ---- 10. the idle kiosk's memory on arm64: a figure for docs/measurements/size.md (issue 23), not a limit ----------------
 # As harness/memory/idle-rss.sh on the host: the peak RSS of `kiosk run` with the defaults on a replay of
 # 600 empty 640x480 frames, under GNU time (it forks, then execs), three runs.
 mkdir -p /tmp/idle

@@ -4,7 +4,7 @@
 # machine (qemu-system-aarch64 -M virt -cpu cortex-a72, TCG), booted from Debian trixie's own arm64
 # kernel, against real drivers: vivid (V4L2), gpio-sim (GPIO) and vimc (libcamera), the last two
 # built out of tree for that kernel (harness/vm/modules.sh, as the amd64 tier builds them). See
-# "The arm64 package on an emulated Pi" in docs/development.md.
+# docs/vm-tests.md.
 #
 #   harness/vm-arm64/run.sh [--deb FILE]     (default: `make deb ARCH=arm64` of this checkout, built now)
 #   harness/vm-arm64/run.sh --prepare        what needs no .deb: the host packages, the kernel and its

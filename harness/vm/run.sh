@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The driver tier: the built `kiosk` against real kernel drivers (vivid for V4L2, gpio-sim for
 # GPIO, vimc for libcamera, uvcvideo on the UVC gadget over dummy_hcd for a webcam's controls) in a
-# QEMU VM booted from Debian's own kernel. See "Driver tests in a VM" in docs/development.md.
+# QEMU VM booted from Debian's own kernel. See docs/vm-tests.md.
 #
 #   harness/vm/run.sh [--require] [--gpiod2]
 #   harness/vm/run.sh --powercut [--full] [--require]     (harness/powercut/run.sh)
@@ -14,14 +14,17 @@
 # Everything it downloads or builds is cached under $KIOSK_VM_CACHE (default: .cache/vm in the
 # repository). It prints one PASS/FAIL line per check and ends with "N passed, M failed"; exit 0
 # when nothing failed. When it cannot run here (not x86-64 Linux, no QEMU and no way to install it,
-# KIOSK_VM=0) it prints one "SKIP vm: why" line and exits 0, or 1 with --require / KIOSK_VM_REQUIRE=1.
+# KIOSK_VM=0) it prints one "SKIP vm: why" line and exits 0, or 1 with --require / KIOSK_VM_REQUIRE=1
+# (the default when CI is set). A SKIP from the guest fails unless harness/vm/expected-skips lists it.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/modules.sh"
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
-REQUIRE=${KIOSK_VM_REQUIRE:-0}
+# In CI (CI set) a machine that cannot run the VM fails the tier: a missing tool is no pass there.
+REQUIRE=${KIOSK_VM_REQUIRE:-${CI:+1}}
+REQUIRE=${REQUIRE:-0}
 GPIOD2=0
 # --powercut: power cuts under dm-log-writes instead (harness/powercut/run.sh, its own options after).
 [ "${1:-}" = --powercut ] && { shift; exec "$REPO/harness/powercut/run.sh" "$@"; }
@@ -305,8 +308,26 @@ if grep -q '^LCPGM-END$' "$LOG"; then
   fi
 fi
 
-passed=$(( $(grep -c '^PASS ' "$LOG" || true) + host_passed ))
-failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail ))
+# The clock group: four boots of its own with the same kiosk (harness/vm/clock.sh).
+clock_pass=0 clock_fail=0
+rm -f "$CACHE/last-run-clock.log"
+if [ -z "$SYSROOT" ]; then
+  KIOSK_VM_BINARY=$KIOSK_BIN KIOSK_VM_CACHE=$CACHE "$HERE/clock.sh" 2>&1 | tee "$CACHE/last-run-clock.log" | grep -E '^(PASS|FAIL|SKIP) ' || true
+  clock_pass=$(grep -c '^PASS ' "$CACHE/last-run-clock.log" || true)
+  clock_fail=$(grep -c '^FAIL ' "$CACHE/last-run-clock.log" || true)
+fi
+
+# The guest's and the clock group's SKIP lines: each a failure unless harness/vm/expected-skips
+# lists it (`TEXT | REASON`, TEXT the SKIP line's words up to its first colon).
+while IFS= read -r line; do
+  what=${line#SKIP }; what=${what%%:*}
+  if ! grep -v '^#' "$HERE/expected-skips" 2>/dev/null | awk -F' [|] ' -v w="$what" '$1 == w && $2 != "" { found = 1 } END { exit !found }'; then
+    echo "FAIL vm: skipped, and this tier does not expect it (harness/vm/expected-skips): ${line#SKIP }"
+    host_fail=$((host_fail + 1))
+  fi
+done < <(cat "$LOG" "$CACHE/last-run-clock.log" 2>/dev/null | grep '^SKIP ' || true)
+passed=$(( $(grep -c '^PASS ' "$LOG" || true) + host_passed + clock_pass ))
+failed=$(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail + clock_fail ))
 guest=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$LOG" | tail -1 || true)
 case $status in
   1) [ -n "$guest" ] || { echo "FAIL vm: guest passed but printed no RESULT line"; failed=$((failed + 1)); } ;;
@@ -315,7 +336,7 @@ case $status in
   *) echo "FAIL vm: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
 esac
 # The last line names what failed, so that a CI log's tail says it.
-names=$( { grep -h '^FAIL ' "$LOG" || true; [ "$host_fail" = 0 ] || echo "FAIL host:"; [ "$failed" -le $(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail )) ] || echo "FAIL vm:"; } |
+names=$( { grep -h '^FAIL ' "$LOG" "$CACHE/last-run-clock.log" 2>/dev/null || true; [ "$host_fail" = 0 ] || echo "FAIL host:"; [ "$failed" -le $(( $(grep -c '^FAIL ' "$LOG" || true) + host_fail + clock_fail )) ] || echo "FAIL vm:"; } |
   sed 's/^FAIL \([^:]*\):.*/\1/' | sort -u | paste -sd, | sed 's/,/, /g' | cut -c1-300)
 echo "$passed passed, $failed failed${names:+ (failed: $names)}"
 [ "$failed" = 0 ]

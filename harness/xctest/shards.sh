@@ -4,7 +4,8 @@
 # and systemd tests start the kiosk and watch it in real time), so two processes take about half
 # the time of one. `make test` runs it on this machine, harness/arm64/run.sh under qemu-user.
 #
-#   harness/xctest/shards.sh [--only NAME]... [--second CLASS]... [--skip NAME]... [--logs DIR] -- BUNDLE-COMMAND...
+#   harness/xctest/shards.sh [--only NAME]... [--second CLASS]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]...
+#                            [--logs DIR] -- BUNDLE-COMMAND...
 #
 # BUNDLE-COMMAND runs the test bundle (kioskPackageTests.xctest, perhaps through qemu): with
 # --list-tests it lists the tests, with a comma-separated list of Module.Class/test it runs them.
@@ -12,18 +13,27 @@
 # --only NAME (Module, Module.Class or Module.Class/test) keeps only those tests (the trixie tier's
 # part of the suite); --skip NAME leaves tests out; a NAME that names no test is an error. Each process's output goes to DIR/xctest-1.log and DIR/xctest-2.log (default: a folder
 # of its own under TMPDIR, printed). Prints one line: the tests run and each process's summary,
-# then any failures; exit 0 only when every selected test ran and none failed.
+# then any failures; exit 0 only when every selected test ran, none failed and none skipped
+# (XCTSkip) unless the tier expects it.
+#
+# A skip is a failure unless expected: a missing peer, corpus or tool must not pass a tier. The
+# tier's expected skips are in harness/xctest/expected-skips/TIER (TIER: --tier, else
+# $KIOSK_TEST_TIER, else `test`, the tier of `make test`), one a line, `NAME  REASON` (NAME as
+# --only takes it; `#` begins a comment); --expect-skip NAME adds one. A listed test that ran is
+# said (the list may be out of date), not failed: it depends on the machine (root, namespaces).
 set -uo pipefail
 
-SECOND=() SKIPS=() ONLY=() LOGS=
+SECOND=() SKIPS=() ONLY=() LOGS= TIER=${KIOSK_TEST_TIER:-test} EXPECT=()
 while [ $# -gt 0 ]; do
   case $1 in
     --second) SECOND+=("${2:?--second needs a class}"); shift ;;
     --only) ONLY+=("${2:?--only needs a name}"); shift ;;
     --skip) SKIPS+=("${2:?--skip needs a name}"); shift ;;
     --logs) LOGS=${2:?--logs needs a folder}; shift ;;
+    --tier) TIER=${2:?--tier needs a name}; shift ;;
+    --expect-skip) EXPECT+=("${2:?--expect-skip needs a name}"); shift ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--only NAME]... [--second CLASS]... [--skip NAME]... [--logs DIR] -- BUNDLE-COMMAND..." >&2; exit 64 ;;
+    *) echo "usage: $0 [--only NAME]... [--second CLASS]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]... [--logs DIR] -- BUNDLE-COMMAND..." >&2; exit 64 ;;
   esac
   shift
 done
@@ -31,12 +41,29 @@ done
 [ -n "$LOGS" ] || LOGS=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-xctest.XXXXXX")
 mkdir -p "$LOGS"
 
+EXPECTED_FILE=$(cd "$(dirname "$0")" && pwd)/expected-skips/$TIER
+[ -f "$EXPECTED_FILE" ] || { echo "shards: no list of the expected skips for the tier '$TIER': $EXPECTED_FILE"; exit 1; }
+while read -r name reason; do
+  case $name in ''|'#'*) continue ;; esac
+  [ -n "$reason" ] || { echo "shards: $EXPECTED_FILE: $name: an expected skip needs its reason"; exit 1; }
+  EXPECT+=("$name")
+done < "$EXPECTED_FILE"
+
 all=$("$@" --list-tests 2>&1) || { echo "shards: --list-tests failed: $all"; exit 1; }
-selected=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")
+every=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")
+selected=$every
+# What NAME (Module, Module.Class or Module.Class/test) names among the lines given.
+names() { awk -v n="$1" '$0 == n || index($0, n "/") == 1 || index($0, n ".") == 1' <<< "$2"; }
+expected=""
+for name in "${EXPECT[@]}"; do
+  mine=$(names "$name" "$every")
+  [ -n "$mine" ] || { echo "shards: an expected skip names no test of the bundle: $name (tier $TIER)"; exit 1; }
+  expected=$expected$mine$'\n'
+done
 if [ ${#ONLY[@]} -gt 0 ]; then
   kept=""
   for name in "${ONLY[@]}"; do
-    mine=$(awk -v n="$name" '$0 == n || index($0, n "/") == 1 || index($0, n ".") == 1' <<< "$selected")
+    mine=$(names "$name" "$selected")
     [ -n "$mine" ] || { echo "shards: --only names no test of the bundle: $name"; exit 1; }
     kept=$kept$mine$'\n'
   done
@@ -83,4 +110,26 @@ if [ $status != 0 ] || [ "$executed" -ne "$want" ]; then
   grep -h -E 'error: |failed \(' "$LOGS"/xctest-*.log | head -20 | cut -c1-300
   exit 1
 fi
-echo "shards: $executed tests, 0 failures ($line)"
+# The skips: "Test Case 'Class.test' skipped", named back as Module.Class/test.
+skipped=$(sed -n "s/^Test Case '\([A-Za-z0-9_]*\)\.\([A-Za-z0-9_]*\)' skipped.*/\1\/\2/p" "$LOGS"/xctest-*.log | sort -u)
+unexpected=0 as_expected=0 skipped_full=""
+while read -r s; do
+  [ -n "$s" ] || continue
+  full=$(awk -v s=".$s" 'length($0) > length(s) && substr($0, length($0) - length(s) + 1) == s' <<< "$selected" | head -1)
+  skipped_full=$skipped_full${full:-$s}$'\n'
+  if [ -n "$full" ] && grep -qxF "$full" <<< "$expected"; then
+    as_expected=$((as_expected + 1))
+  else
+    unexpected=$((unexpected + 1))
+    why=$(grep -h -F "${s%/*}.${s#*/} : Test skipped" "$LOGS"/xctest-*.log | head -1 | sed 's/.*: Test skipped - //')
+    echo "shards: skipped, not expected in the tier '$TIER': ${full:-$s}: ${why:-no reason given}"
+  fi
+done <<< "$skipped"
+# Listed, selected, and run all the same: said, for the list to be kept honest.
+ran_listed=$(grep -xF -f <(grep . <<< "$selected") <<< "$expected" | grep -vxF -f <(grep . <<< "${skipped_full:-none}") | sort -u)
+[ -z "$ran_listed" ] || echo "shards: expected to skip in the tier '$TIER' but ran: $(paste -sd' ' <<< "$ran_listed") ($EXPECTED_FILE may be out of date)"
+if [ $unexpected != 0 ]; then
+  echo "shards: $unexpected unexpected skips in the tier '$TIER' (a missing peer, corpus or tool fails a tier; a skip this tier must accept goes in $EXPECTED_FILE with its reason); $line (logs: $LOGS)"
+  exit 1
+fi
+echo "shards: $executed tests, 0 failures, $as_expected skipped as the tier '$TIER' expects ($line)"

@@ -2,7 +2,7 @@
 import CFuzzDriver
 import Policy
 
-/// A door's rules file (issue 33), and the holders file's lines (issue 43, `holders`): any bytes are read or refused without a crash; a refusal
+/// A door's rules file, and the holders file's lines (`holders`): any bytes are read or refused without a crash; a refusal
 /// names a line of the file and says what is accepted; rules read are whole (every schedule an
 /// allow or unlock line names is defined, every window within a day) and read the same again;
 /// and the decision at any minute of a week, the day after a closed one included, never crashes
@@ -42,7 +42,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         }
     }
     precondition(rules.decide(groups: [], at: WallClock(date: monday, minute: 0), holidays: [], clockSynced: true) == .noAccess)
-    // issue 34: a ticket named by a pretix line gets a group of a pretix line that matches it.
+    // A ticket named by a pretix line gets a group of a pretix line that matches it.
     for p in rules.pretix {
         let got = rules.groups(forTicket: p.item, variation: p.variation ?? 0, subevent: p.subevent ?? 0)
         precondition(got.count == 1 && rules.pretix.contains { $0.group == got[0] && $0.matches(item: p.item, variation: p.variation ?? 0, subevent: p.subevent ?? 0) })
@@ -50,7 +50,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
-/// The same text as a holders file (issue 43, `KIOSK_HOLDERS_FILE`): read or refused naming a
+/// The same text as a holders file (`KIOSK_HOLDERS_FILE`): read or refused naming a
 /// line of it; a file read is whole and its holders' lines (`fileLine`) read back the same.
 func holders(_ text: String) {
     switch PassHolder.parseFile(text) {

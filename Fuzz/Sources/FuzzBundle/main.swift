@@ -3,7 +3,7 @@ import CFuzzDriver
 import Credentials
 import Policy
 
-/// Site bundles (issue 35): any bytes as a bundle (COSE_Sign1) checked with a site key, and as a
+/// Site bundles: any bytes as a bundle (COSE_Sign1) checked with a site key, and as a
 /// verified payload. None may crash; a refusal says why; a payload read keeps its promises (a
 /// version above 0, at most 256 files, each a listed name within its kind's limit, in name
 /// order) and, written again, reads back the same; and nothing but what the site signed is

@@ -2,10 +2,10 @@
 import CFuzzDriver
 import Policy
 
-/// A building's command from the broker (issue 25): any payload is decided without a crash
+/// A building's command from the broker: any payload is decided without a crash
 /// (numbers of any size included); a command carried out had a readable id, a known name and a
 /// time within the allowed age; the same payload twice is never carried out twice; and the
-/// answer's JSON reads back with the same id. issue 33: the same bytes as `kiosk mode`'s line on
+/// answer's JSON reads back with the same id. The same bytes as `kiosk mode`'s line on
 /// the local socket: read or refused with a reason, and a command read writes back as the same
 /// line.
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -8,7 +8,7 @@ import Kiosk
 import Platform
 import Policy
 
-/// The credentials' parsers of outside bytes (issue 21): Base45, zlib with its cap, the strict
+/// The credentials' parsers of outside bytes: Base45, zlib with its cap, the strict
 /// CBOR reader, COSE_Sign1, CWT claims, KT1, and the whole verifier. None may crash; CBOR reads
 /// back exactly as it was written (the reader takes only the shortest, definite forms); nothing
 /// is ever granted, though a key is trusted under the seeds' kid and the seeds are signed by it:

@@ -3,7 +3,7 @@ import CFuzzDriver
 import Credentials
 import Policy
 
-/// A holidays calendar (issue 33: `holidays FILE.ics` in the door's rules), read by libical
+/// A holidays calendar (`holidays FILE.ics` in the door's rules), read by libical
 /// through the kiosk's shim: any bytes are read or refused with a reason, never a crash; the closed
 /// days found lie inside the range asked for; and the same bytes read twice give the same days.
 func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {

@@ -2,7 +2,7 @@
 import CFuzzDriver
 import Policy
 
-/// Bytes from the RS-485 bus (issue 22): the framer and the peripheral's state machine take any
+/// Bytes from the RS-485 bus: the framer and the peripheral's state machine take any
 /// stream without a crash; every reply they make parses as a packet; a PD that requires the
 /// Secure Channel and has no key never drives a line, whatever it is sent.
 struct XorCipher: OSDPCipher {

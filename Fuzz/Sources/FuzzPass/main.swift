@@ -6,7 +6,7 @@ import Glibc
 import Platform
 import Policy
 
-/// Passes (issue 43): the `KH1:` reader, the COSE_Key reader, the cnf claim and the whole
+/// Passes: the `KH1:` reader, the COSE_Key reader, the cnf claim and the whole
 /// verifier on any bytes. None may crash; a pass read encodes back to exactly its bytes (the
 /// reader takes only the shortest, definite forms); a COSE_Key read reads again from its
 /// deterministic encoding; and nothing is ever granted: the issuer and the holder of the seeds

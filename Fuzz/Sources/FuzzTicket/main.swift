@@ -7,7 +7,7 @@ import Kiosk
 import Platform
 import Policy
 
-/// Event tickets' parsers of outside bytes (issue 34): the pretix_sig1 framing (reversed base64,
+/// Event tickets' parsers of outside bytes: the pretix_sig1 framing (reversed base64,
 /// version, lengths), the payload's protobuf reader, and the whole verifier. None may crash; a
 /// secret read is written back as exactly the same text (one ticket, one text); a payload read
 /// keeps its promises (an item, no time before 1970); framing any payload and signature and

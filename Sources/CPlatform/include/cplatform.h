@@ -25,4 +25,8 @@ int kiosk_clock_unsynchronized(void);
    _GNU_SOURCE, which Swift's Glibc does not define): 0, or -1 and errno. */
 int kiosk_peer_credentials(int fd, unsigned *uid, int *pid);
 
+/* issue 45: statfs(2)'s f_type of a path (the file system's magic number: TMPFS_MAGIC,
+   OVERLAYFS_SUPER_MAGIC...; <sys/vfs.h> is not in Swift's Glibc module), or -1 and errno. */
+long long kiosk_statfs_type(const char *path);
+
 #endif

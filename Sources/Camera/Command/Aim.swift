@@ -62,7 +62,7 @@ enum Aim {
             _ = try source.open()
         } catch {
             KioskCommand.printError("kiosk aim: " + openFailure(config.camera, error))
-            return ExitStatus.unavailable
+            return CommandFrames.cameraFailureStatus
         }
         defer { source.close() }
         let stop = StopSignal()
@@ -78,7 +78,7 @@ enum Aim {
 
     /// The code's payload as aim may print it, or nil for a credential: in credentials mode every
     /// code is a token for the verifier, and a payload with a credential's prefix, or in the form of
-    /// an event ticket's secret (pretix_sig1, issue 34), is one anywhere.
+    /// an event ticket's secret (pretix_sig1), is one anywhere.
     /// The installer sees that it read and its module size, never the token (as the journal).
     static func shownPayload(_ symbol: DecodedSymbol, config: Configuration) -> [UInt8]? {
         let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
@@ -102,7 +102,7 @@ enum Aim {
         var last: (symbol: DecodedSymbol, module: Double?, fits: Bool, atS: Double)?
         var latest: (figures: AimFigures, picture: GrayImage, roi: PixelRect)?
         var timeS = 0.0
-        var waits = 0
+        var frames = CommandFrames(source, command: "kiosk aim", camera: config.camera, stop: stop)
         if !options.json { print("\u{1B}[2J", terminator: "") }
         func report(final: Bool) {
             guard let latest else { return }
@@ -119,24 +119,12 @@ enum Aim {
             fflush(nil)  // all streams: stdout is not concurrency-safe to name in Swift 6
         }
         while stop.requested == nil {
-            let wait: FrameWait
-            do { wait = try source.nextFrame(timeoutMs: 1000) } catch {
-                KioskCommand.printError("kiosk aim: \(error)")
-                return ExitStatus.unavailable
-            }
-            switch wait {
-            case .timedOut:
-                waits += 1
-                if waits >= 5 {
-                    KioskCommand.printError("kiosk aim: no frame from \(config.camera) in 5 s")
-                    return ExitStatus.unavailable
-                }
-                continue
+            guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
+            switch next {
             case .ended:
                 report(final: true)
                 return ExitStatus.ok
             case .frame(let frame):
-                waits = 0
                 let start = first ?? frame.timestampNs
                 first = start
                 timeS = Double(frame.timestampNs &- start) / 1e9
@@ -233,14 +221,10 @@ enum Aim {
             var settleFrames = FocusSweep.settleFrames
             let settleNs = results.isEmpty ? FocusSweep.firstSettleNs : FocusSweep.settleNs
             var firstFrameNs: UInt64?
-            var waits = 0
+            var frames = CommandFrames(source, command: "kiosk aim --sweep", camera: config.camera, stop: stop)
             while seen.count < FocusSweep.measuredFrames && stop.requested == nil {
-                guard let wait = try? source.nextFrame(timeoutMs: 1000) else { return ExitStatus.unavailable }
-                guard case .frame(let frame) = wait else {
-                    waits += 1
-                    if waits >= 5 { return ExitStatus.unavailable }
-                    continue
-                }
+                guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
+                guard case .frame(let frame) = next else { break }
                 let since = frame.timestampNs &- (firstFrameNs ?? frame.timestampNs)
                 if firstFrameNs == nil { firstFrameNs = frame.timestampNs }
                 if settleFrames > 0 || since < settleNs { settleFrames -= 1; continue }

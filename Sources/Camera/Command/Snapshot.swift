@@ -35,23 +35,13 @@ enum Snapshot {
         var picture: GrayImage?
         var brightness = 0.0
         var view = NormalizedRect.whole
-        var waits = 0
+        var frames = CommandFrames(source, command: "kiosk snapshot", camera: config.camera)
         while picture == nil {
-            let wait: FrameWait
-            do { wait = try source.nextFrame(timeoutMs: 1000) } catch {
-                KioskCommand.printError("kiosk snapshot: \(error)")
-                return ExitStatus.failure
-            }
-            switch wait {
-            case .timedOut:
-                waits += 1
-                if waits >= 5 {
-                    KioskCommand.printError("kiosk snapshot: no frame from \(config.camera) in 5 s")
-                    return ExitStatus.failure
-                }
+            guard let next = frames.next() else { return CommandFrames.cameraFailureStatus }
+            switch next {
             case .ended:
                 KioskCommand.printError("kiosk snapshot: \(config.camera) gave no frame")
-                return ExitStatus.failure
+                return CommandFrames.cameraFailureStatus
             case .frame(let frame):
                 let b = ambientBrightness(meanLuma: estimator.meanLuma(frame.luma), exposure: source.exposure)
                 history.append(b)

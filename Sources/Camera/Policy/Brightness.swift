@@ -7,7 +7,7 @@
 /// the pixels, every 24th at 1280x720), and the estimate is the mean of the middle half of the
 /// block means. A code held up, a hand or a coat filling a few blocks moves only the blocks at the
 /// ends, which are dropped, so the figure follows the room, not the visitor. Its cost does not grow
-/// with the frame (about 1,200 samples; issue 37 took it from every 8th pixel, a tenth of an idle
+/// with the frame (about 1,200 samples; once every 8th pixel, a tenth of an idle
 /// frame's instructions).
 public struct BrightnessEstimator: Sendable {
     public let blocksAcross: Int

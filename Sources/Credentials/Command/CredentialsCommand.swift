@@ -20,16 +20,11 @@ extension CredentialSetup {
         } catch {
             add(.fail, "crypto", "\(error): install libssl3 (libssl3t64 on trixie)")
         }
-        let synced = KernelClockSynchronization().isSynchronized
-        if synced {
-            add(.pass, "clock", "the kernel says the system clock is synchronized")
-        } else {
-            add(c.requireSyncedClock ? .fail : .warn, "clock", "the kernel says the system clock is NOT synchronized (adjtimex STA_UNSYNC): "
-                + (c.requireSyncedClock ? "time-bound credentials and rotating codes are denied until NTP has set it (timedatectl; systemd-timesyncd)"
-                                        : "KIOSK_REQUIRE_SYNCED_CLOCK=0: they are judged by this clock anyway"))
-        }
-        // issue 35: the site's bundle in force, and so where each kind of file is read.
         let site = bundleSources(c, environment)
+        // The clock's source and floor (the bundle's `issued` among the floor's sources).
+        let (clockChecks, clock) = ClockSetup.doctor(c, environment, bundleIssued: site.bundle?.bundle.issued)
+        checks += clockChecks
+        let synced = clock.judgesTime
         if let k = site.keyProblem { add(.fail, "bundle", "KIOSK_SITE_KEY=\(k): the kiosk will not start") }
         if let p = site.problem { add(.warn, "bundle", "the kept bundle is not used: \(p); the configured files are") }
         if let kept = site.bundle {
@@ -61,7 +56,7 @@ extension CredentialSetup {
         for k in keys { add(.pass, "trust", "kid \(k.kidText): \(k.key.kind.rawValue) key in \(trustDir)/\(k.file)") }
         for p in problems { add(.fail, "trust", "\(trustDir): \(p)") }
         if keys.isEmpty && problems.isEmpty { add(.warn, "trust", "\(trustDir) holds no key (KID.pem): no signed credential can be granted") }
-        // issue 34: the events' keys for their tickets (name, type, how the file holds it).
+        // The events' keys for their tickets (name, type, how the file holds it).
         let ticketDir = sources.ticketKeysDir
         let tickets = TicketKeys.load(folder: ticketDir)
         for k in tickets.keys {
@@ -92,7 +87,7 @@ extension CredentialSetup {
                 add(.pass, "totp", "\(totp): \(trust.secrets.count) holders (secrets not shown)")
             }
         }
-        // issue 33: the door's rules, the zone they are read in, the closed days ahead.
+        // The door's rules, the zone they are read in, the closed days ahead.
         if let path = sources.accessFile {
             do {
                 let access = try DoorRules.load(path, holidaysFile: sources.holidaysFile)
@@ -103,20 +98,25 @@ extension CredentialSetup {
                     let ahead = (0..<30).map { now.date.adding(days: $0) }.filter(access.holidays.contains)
                     add(.pass, "holidays", "closed days in the next 30 days: " + (ahead.isEmpty ? "none" : ahead.map(\.description).joined(separator: ", ")))
                 }
-                if !synced && c.requireSyncedClock && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
-                    add(.warn, "access", "the clock is not synchronized: only 'always' opens until it is")
+                if !synced && access.rules.allows.contains(where: { $0.schedule != AccessRules.always }) {
+                    add(.warn, "access", "the clock " + (clock.isBehind ? "is behind the floor" : "is not synchronized") + ": only 'always' opens until it is")
                 }
             } catch {
                 add(.fail, "access", "\(path): \(error)")
             }
         }
-        let store = UsedTokenStore(directory: UsedTokenStore.directory(environment))
+        let store = UsedTokenStore(directory: UsedTokenStore.directory(environment), readOnly: true)
+        // A state file that did not read, what the kiosk does about it, and what the operator can do.
+        for r in store.recoveries where store.damage == nil { add(.warn, "store", "\(r.file): \(r.did)") }
         if let damage = store.damage {
-            add(.fail, "store", "\(store.path) is damaged (\(damage)): one-time credentials and rotating codes are denied until it is repaired or moved away")
+            add(.fail, "store", "\(damage): one-time credentials, uses, ticket entries and rotating codes are denied (state damaged). "
+                + "To start again knowingly with what the other file holds (a token it lost could open again), move the damaged file away: "
+                + "sudo systemctl stop kiosk; sudo mv \(store.damageFile ?? store.path) \(store.damageFile ?? store.path).damaged; sudo systemctl start kiosk")
         } else if let problem = writable(UsedTokenStore.directory(environment)) {
             add(.fail, "store", "\(problem): the kiosk will not start in credentials mode")
         } else {
-            add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens")
+            let sizes = store.sizes
+            add(.pass, "store", "\(store.path): \(store.count) of \(store.capacity) used tokens (snapshot \(sizes.snapshotBytes) bytes, log \(sizes.logRecords) records)")
         }
         return checks
     }

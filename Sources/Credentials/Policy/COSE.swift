@@ -79,9 +79,9 @@ public struct CWTClaims: Equatable, Sendable {
     public var nbf: Int64?
     public var iat: Int64?
     public var cti: [UInt8]?
-    /// The text claim `groups` (issue 33): the holder's groups for the door's rules; nil: absent.
+    /// The text claim `groups`: the holder's groups for the door's rules; nil: absent.
     public var groups: [String]?
-    /// The text claim `uses` (issue 33): how many times the credential opens (with a cti).
+    /// The text claim `uses`: how many times the credential opens (with a cti).
     public var uses: Int?
     public static let maxUses = 1_000_000
 

@@ -13,17 +13,23 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     case antipassback
     case malformed
     case clockNotSynchronized = "clock not synchronized"
+    /// The clock is before the floor (a time that has certainly passed).
+    case clockBehind = "clock behind"
     case notACredential = "not a credential"
     case storeFull = "store full"
-    // issue 33: the door's rules (interface.md 0.4)
+    // The door's rules (interface.md 0.4)
     case noAccess = "no access"
     case outsideSchedule = "outside schedule"
     case holiday
     case lockdown
-    // issue 43: passes bound to the holder's phone (interface.md 0.5)
+    // Passes bound to the holder's phone (interface.md 0.5)
     case stale
     case holderSignature = "holder signature"
     case noProof = "no proof"
+    // The used-token store cannot be trusted (a state file that did not read and
+    // could not be recovered), or its folder does not survive a power cut (KIOSK_VOLATILE_STATE).
+    case stateDamaged = "state damaged"
+    case stateVolatile = "state volatile"
 
     /// The rules' reason as the credential's (`granted`: valid).
     public init(_ access: AccessReason) {
@@ -44,10 +50,10 @@ public enum CredentialKind: Equatable, Sendable {
     case signed
     /// `KT1:HOLDER:UNIXTIME:DIGITS`.
     case rotating
-    /// An event ticket: a pretix_sig1 secret (issue 34), recognised by its framing alone
+    /// An event ticket: a pretix_sig1 secret, recognised by its framing alone
     /// (`PretixSecret`: reversed base64, version 1, lengths that add up), not by a prefix.
     case ticket
-    /// `KH1:` + CBOR: a pass bound to the holder's phone (issue 43, `Pass`).
+    /// `KH1:` + CBOR: a pass bound to the holder's phone (`Pass`).
     case pass
     case none
 
@@ -63,15 +69,15 @@ public enum CredentialKind: Equatable, Sendable {
     }
 }
 
-/// The settings a credential is judged by (the `// issue 21` block of `Configuration`).
+/// The settings a credential is judged by (the credentials' block of `Configuration`).
 public struct CredentialRules: Equatable, Sendable {
     public var issuers: [String]?
     public var audience: String?
     public var skewSeconds: Int64
     public var requireSyncedClock: Bool
-    /// How many times an event ticket opens (`KIOSK_TICKET_ENTRIES`, issue 34); 0: any number.
+    /// How many times an event ticket opens (`KIOSK_TICKET_ENTRIES`); 0: any number.
     public var ticketEntries: Int
-    /// How long after its slot begins a pass is still taken (`KIOSK_PASS_WINDOW_S`, issue 43).
+    /// How long after its slot begins a pass is still taken (`KIOSK_PASS_WINDOW_S`).
     public var passWindowSeconds: Int64
     public init(issuers: [String]? = nil, audience: String? = nil, skewSeconds: Int64 = 30, requireSyncedClock: Bool = true,
                 ticketEntries: Int = 1, passWindowSeconds: Int64 = Int64(Pass.defaultWindowS)) {
@@ -214,7 +220,7 @@ public struct TOTPSecret: Equatable, Sendable {
     public var secret: [UInt8]
     public var digits: Int
     public var period: Int64
-    /// The holder's groups for the door's rules (issue 33).
+    /// The holder's groups for the door's rules.
     public var groups: [String] = []
 
     public init(holder: String, secret: [UInt8], digits: Int, period: Int64, groups: [String] = []) {

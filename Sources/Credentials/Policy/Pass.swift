@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Passes bound to the holder's phone (issue 43, interface.md 0.5): `KH1:` and one CBOR array,
+/// Passes bound to the holder's phone (interface.md 0.5): `KH1:` and one CBOR array,
 /// `[1, credential, slot, proof]` (form 1: an issuer's CWT with `cnf`) or `[2, key_id, slot,
 /// proof]` (form 2: a holder on the door's list). Pure: what the bytes say and what the door
 /// decides of the time and the replay state; the hashes and signatures are the shell's (OpenSSL).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// pretix's signed ticket secret, `pretix_sig1` (issue 34; pretix `src/pretix/base/secrets.py`,
+/// pretix's signed ticket secret, `pretix_sig1` (pretix `src/pretix/base/secrets.py`,
 /// `Sig1TicketSecretGenerator`): the QR code's text is standard base64 (RFC 4648 4, padded) of
 ///
 ///     0x01 | payload length (2 bytes, big-endian) | signature length (2 bytes) | payload | signature

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// A site bundle (issue 35, interface.md 0.4 "Site bundles"): a building's rules, holidays,
+/// A site bundle (interface.md 0.4 "Site bundles"): a building's rules, holidays,
 /// revocations and keys in one COSE_Sign1 signed by the site's own key. Verify, then parse: the
 /// envelope is read far enough to check the signature (`envelope`), the edge checks it with
 /// `KIOSK_SITE_KEY`, and only then is the payload read (`init(verifiedPayload:)`), by the strict
@@ -41,7 +41,7 @@ public struct SiteBundle: Equatable, Sendable {
         case trustKey
         /// `trust/pretix/NAME.pem`: the events' keys, as a set.
         case eventKey
-        /// `holders`: replaces `KIOSK_HOLDERS_FILE` (issue 43).
+        /// `holders`: replaces `KIOSK_HOLDERS_FILE`.
         case holders
     }
 

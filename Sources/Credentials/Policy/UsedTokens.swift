@@ -8,7 +8,10 @@ public struct UsedTokens: Equatable, Sendable {
     /// At most this many entries: one line each of at most ~160 bytes, so the file stays under
     /// 1.6 MB and a rewrite under a few tens of ms on an SD card.
     public static let defaultCapacity = 10_000
-    static let header = "kiosk-used-tokens 1"
+    /// The snapshot's first line: version 2 ends with the CRC-32 of what precedes its end line
+    /// ; version 1 (0.4 and before, no checksum) is still read.
+    static let header = "kiosk-used-tokens 2"
+    static let headerVersion1 = "kiosk-used-tokens 1"
 
     public let capacity: Int
     /// Key to expiry (Unix seconds; nil: never, a one-time credential without exp).
@@ -21,7 +24,7 @@ public struct UsedTokens: Equatable, Sendable {
 
     public static func signedKey(cti: [UInt8]) -> String { "c:" + PayloadBytes.hex(cti) }
     public static func rotatingKey(holder: String, step: Int64) -> String { "t:" + PayloadBytes.hex(Array(holder.utf8)) + ":" + String(step) }
-    /// An event ticket (issue 34): the SHA-256 of its signed payload (the caller hashes), so one
+    /// An event ticket: the SHA-256 of its signed payload (the caller hashes), so one
     /// ticket is one entry whatever key signed it and however often pretix is asked for it.
     public static func ticketKey(payloadDigest: [UInt8]) -> String { "p:" + PayloadBytes.hex(payloadDigest) }
 
@@ -48,6 +51,14 @@ public struct UsedTokens: Equatable, Sendable {
         return .fresh
     }
 
+    /// A journal's record (`UsedTokenLog`): `key` until `expiry`, claimed `uses` times. Replayed
+    /// twice it changes nothing, and never lowers a count already known.
+    public mutating func set(_ key: String, until expiry: Int64?, uses: Int) {
+        let n = max(uses, self.uses(of: key))
+        entries[key] = .some(expiry)
+        counts[key] = n > 1 ? n : nil
+    }
+
     public mutating func forget(_ key: String) {
         entries[key] = nil
         counts[key] = nil
@@ -58,15 +69,16 @@ public struct UsedTokens: Equatable, Sendable {
         if !counts.isEmpty { counts = counts.filter { entries[$0.key] != nil } }
     }
 
-    /// The file: a header, `KEY EXPIRY` lines (`-` for never; `KEY EXPIRY USES` for a key
-    /// claimed more than once), and `end COUNT`, so that a file cut anywhere reads as damaged,
-    /// never as a shorter list. A file without counted keys is what 0.3 wrote.
+    /// The file (the snapshot): a header, `KEY EXPIRY` lines (`-` for never; `KEY
+    /// EXPIRY USES` for a key claimed more than once), and `end COUNT CRC` (the CRC-32 of every
+    /// byte before that line), so that a file cut anywhere or with a byte changed reads as
+    /// damaged, never as a shorter list. Version 1 (0.4 and before) had no CRC.
     public var fileText: String {
         var s = UsedTokens.header + "\n"
         for (k, e) in entries.sorted(by: { $0.key < $1.key }) {
             s += "\(k) \(e.map(String.init) ?? "-")" + (counts[k].map { " \($0)" } ?? "") + "\n"
         }
-        return s + "end \(entries.count)\n"
+        return s + "end \(entries.count) \(CRC32.hex(CRC32.checksum(s.utf8)))\n"
     }
 
     public struct Damaged: Error, Equatable, CustomStringConvertible {
@@ -76,11 +88,20 @@ public struct UsedTokens: Equatable, Sendable {
     /// Reads a file back: exactly the form `fileText` writes, or `Damaged` saying where it is not.
     public static func parse(_ text: String, capacity: Int = UsedTokens.defaultCapacity) -> Result<UsedTokens, Damaged> {
         var t = UsedTokens(capacity: capacity)
+        guard !text.isEmpty else { return .failure(Damaged(description: "zero length")) }
         guard text.hasSuffix("\n") else { return .failure(Damaged(description: "the last line is cut")) }
         let lines = text.dropLast().split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.first == Substring(UsedTokens.header) else { return .failure(Damaged(description: "no header")) }
-        guard let last = lines.last, last.hasPrefix("end "), let count = Int(last.dropFirst(4)), lines.count == count + 2 else {
+        let version1 = lines.first == Substring(UsedTokens.headerVersion1)
+        guard version1 || lines.first == Substring(UsedTokens.header) else { return .failure(Damaged(description: "no header")) }
+        let endFields = lines.last.map { $0.split(separator: " ", omittingEmptySubsequences: false) } ?? []
+        guard endFields.count == (version1 ? 2 : 3), endFields[0] == "end", let count = Int(endFields[1]), lines.count == count + 2 else {
             return .failure(Damaged(description: "no end line with the count of entries"))
+        }
+        if !version1 {
+            let body = text.utf8.dropLast(lines.last!.utf8.count + 1)
+            guard endFields[2].utf8.count == 8, UInt32(endFields[2], radix: 16) == CRC32.checksum(body) else {
+                return .failure(Damaged(description: "the checksum fails"))
+            }
         }
         for (i, line) in lines.dropFirst().dropLast().enumerated() {
             let f = line.split(separator: " ", omittingEmptySubsequences: false)

@@ -9,7 +9,8 @@ import Policy
 /// trust directory, revocations and TOTP secrets read, the used-token store opened.
 public enum CredentialSetup {
     /// The verifier and its worker, or the exit status after the reasons were logged.
-    public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, logger: Logger) -> Result<CredentialWorker, ExitCode> {
+    public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, clock: ClockSynchronization? = nil, volatile: String? = nil,
+                             logger: Logger) -> Result<CredentialWorker, ExitCode> {
         do {
             try Crypto.load()
         } catch {
@@ -24,18 +25,20 @@ public enum CredentialSetup {
         }
         let directory = UsedTokenStore.directory(environment)
         let store = UsedTokenStore(directory: directory)
-        if let damage = store.damage {
-            // Never a silent grant: the one-time credentials and rotating codes are denied until
-            // an operator has looked at the file (and moved it away).
-            logger.warning("credential_store_damaged", ["file": .text(store.path), "error": .text(damage),
-                                                        "hint": "one-time credentials and rotating codes are denied (store full) until the file is repaired or moved away"])
-        } else if let problem = writable(directory) {
+        // A state file that did not read, and what the store did (never a silent grant on
+        // a store that forgot tokens: one that cannot be trusted refuses every claim).
+        for r in store.recoveries {
+            logger.log(store.damage != nil ? .error : .warning, "state_damaged", fields: [("file", .text(r.file)), ("did", .text(r.did))])
+        }
+        if store.damage == nil, let problem = writable(directory) {
             logger.error("credential_store_unavailable", ["directory": .text(directory), "error": .text(problem),
                                                           "hint": "the kiosk keeps used one-time credentials there: set STATE_DIRECTORY (systemd's StateDirectory=kiosk does) or make /var/lib/kiosk writable"])
             return .failure(ExitCode(ExitStatus.unavailable))
         }
+        if let volatile, c.volatileState == .refuse { store.refuseWhenVolatile(volatile) }
         let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
-                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"))
+                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"),
+                                          synchronization: clock ?? KernelClockSynchronization())
         logReloaded(trust, store: store, logger: logger, reason: "start")
         return .success(CredentialWorker(verifier: verifier))
     }
@@ -73,7 +76,7 @@ public enum CredentialSetup {
                                              "rules": .text(trust.access.map(\.summary) ?? "none")])
     }
 
-    /// issue 35: where the credentials' files are read (a kept bundle verified again with the site
+    /// Where the credentials' files are read (a kept bundle verified again with the site
     /// key, as `run` does at start), and for `check` and `doctor` what is in force: the bundle
     /// (nil: none), why a kept one is not used, or why the site key cannot be read.
     public static func bundleSources(_ c: Configuration, _ environment: [String: String])

@@ -5,7 +5,7 @@ import Glibc
 import Platform
 import Policy
 
-/// The site bundles a kiosk takes (issue 35): from `KIOSK_BUNDLE_FILE` (at start, on SIGHUP and
+/// The site bundles a kiosk takes: from `KIOSK_BUNDLE_FILE` (at start, on SIGHUP and
 /// the building's `reload`, and when the file changes) and from `KIOSK_SITE_TOPIC` (retained, at
 /// each connection and whenever a new one comes). One at a time: each is verified with
 /// `KIOSK_SITE_KEY`, read, compared with the version in force, written whole under

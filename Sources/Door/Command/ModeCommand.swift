@@ -5,7 +5,7 @@ import Kiosk
 import Platform
 import Policy
 
-/// `kiosk mode normal|lockdown|unlock --until TIME` (issue 33): the installer's or the operator's
+/// `kiosk mode normal|lockdown|unlock --until TIME`: the installer's or the operator's
 /// order to the running kiosk, over its local socket (`ModeSocket`: root, the kiosk user and
 /// the group kiosk only). TIME: `HH:MM` (the next such local time), `+N[smh]` (from now) or Unix
 /// seconds; at most 24 h ahead. Exit 0 taken, 1 refused by the kiosk, 64 usage, 69 no kiosk
@@ -79,9 +79,7 @@ enum ModeCommand {
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 256)
         while answer.count < 1024, answer.last != 0x0A {
-            let n = read(fd, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard let n = try? Syscall.retryingEINTR({ read(fd, &chunk, chunk.count) }), n > 0 else { break }
             answer += chunk[0..<n]
         }
         guard answer.last == 0x0A else { return .failure(Failure(text: "no answer from the kiosk", status: ExitStatus.failure)) }

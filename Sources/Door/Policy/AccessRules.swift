@@ -70,7 +70,7 @@ public struct AccessUnlock: Equatable, Sendable {
     }
 }
 
-/// `pretix ITEM[/VARIATION] GROUP [subevent=ID]` (issue 34): pretix's product (and variation)
+/// `pretix ITEM[/VARIATION] GROUP [subevent=ID]`: pretix's product (and variation)
 /// ids, and for an event series the date's id, as the ticket's signed payload carries them.
 public struct AccessPretix: Equatable, Sendable {
     public var item: UInt64
@@ -286,7 +286,7 @@ public struct AccessRules: Equatable, Sendable {
 
     // MARK: the decision
 
-    /// An event ticket's groups (issue 34): the group of the most specific `pretix` line that
+    /// An event ticket's groups: the group of the most specific `pretix` line that
     /// matches its product, variation and date (a line naming the date before one that does not,
     /// then one naming the variation before one that does not); none: the ticket has no group,
     /// and no `allow` line can open for it.
@@ -362,7 +362,7 @@ public struct AccessRules: Equatable, Sendable {
         }
         for a in allows { lines.append("allow \(a.group) \(a.schedule)" + (a.onHolidays ? " (also on closed days)" : "")) }
         if !lockdownAllow.isEmpty { lines.append("lockdown-allow " + lockdownAllow.sorted().joined(separator: " ")) }
-        // issue 33: each unlock window's state and next change (a first=GROUP window unlocks
+        // Each unlock window's state and next change (a first=GROUP window unlocks
         // only once a member of GROUP is granted in it).
         for u in unlocks {
             let open = isOpen(u.schedule, at: clock, holidays: holidays)

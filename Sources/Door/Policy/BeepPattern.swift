@@ -18,12 +18,12 @@ public struct BeepPattern: Equatable, Hashable, Sendable, CustomStringConvertibl
     public static let expected = "a comma list of on,off,... milliseconds, each 1-10000, at most 16; empty for silence"
 
     public static let silent = BeepPattern(checked: [])
-    /// The defaults of issue 16: one long beep for a grant, three short for a refusal, three
+    /// The defaults: one long beep for a grant, three short for a refusal, three
     /// medium for an error (the program failed or did not answer).
     public static let granted = BeepPattern(checked: [400])
     public static let denied = BeepPattern(checked: [80, 80, 80, 80, 80])
     public static let error = BeepPattern(checked: [200, 200, 200])
-    /// `KIOSK_BEEP_ALARM` (issue 25): a door forced or held open, the tamper loop opened.
+    /// `KIOSK_BEEP_ALARM`: a door forced or held open, the tamper loop opened.
     public static let alarm = BeepPattern(checked: [1000, 500, 1000, 500, 1000])
 
     private init(checked steps: [Int]) { milliseconds = steps }

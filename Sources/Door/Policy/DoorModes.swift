@@ -19,7 +19,7 @@ public enum DoorModeCommand: Equatable, Sendable {
     case unlock(until: Int64)
 }
 
-/// The door's modes as a value (issue 33 part 5; pure, the clock given): what was commanded
+/// The door's modes as a value (pure, the clock given): what was commanded
 /// (kept across restarts: `persisted`), the `unlock` lines' windows and their `first=GROUP`
 /// condition, the emergency input. `evaluate` says the mode now and, when it changed, why.
 ///
@@ -146,7 +146,7 @@ extension AccessRules {
     }
 }
 
-/// `kiosk mode`'s request on the kiosk's local socket (issue 33), one line: `normal`, `lockdown`
+/// `kiosk mode`'s request on the kiosk's local socket, one line: `normal`, `lockdown`
 /// or `unlock UNTIL` (Unix seconds), at most `maxBytes`; and its answer, `ok MODE` or
 /// `refused REASON`. Anything else is refused with what is accepted.
 public enum ModeRequest {

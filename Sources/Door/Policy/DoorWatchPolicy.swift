@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/// What the door's inputs mean (issue 25): a pure state machine on monotonic nanoseconds.
+/// What the door's inputs mean: a pure state machine on monotonic nanoseconds.
 ///
 /// Three inputs, each optional: the door position switch (active: the door is open), the
 /// request-to-exit button (active: pressed) and the tamper loop (active: tampered). Edges come
@@ -14,7 +14,7 @@
 /// forced by someone walking out). With `relockOnContact` the strike shuts as soon as the door
 /// shuts after it was opened. Tamper is an alarm of its own, with its own end.
 ///
-/// issue 33: a fourth input, the fire panel's relay (`emergency`), is only reported (the door's
+/// A fourth input, the fire panel's relay (`emergency`), is only reported (the door's
 /// modes decide); and while the door is in free passage (`unlock`, `emergency`: the strike held
 /// released) it is released without end: an open door is neither forced nor held, and its held
 /// limit counts from the end of free passage.
@@ -45,7 +45,7 @@ public struct DoorWatchPolicy: Equatable, Sendable {
         case alarmEnd(alarm: Alarm, edgeNs: UInt64, openNs: UInt64)
         /// The tamper loop opened (true) or is whole again (false) (`tamper state=alarm|ok`).
         case tamper(active: Bool, edgeNs: UInt64)
-        /// The fire panel's input became active (true) or inactive (issue 33).
+        /// The fire panel's input became active (true) or inactive.
         case emergency(active: Bool, edgeNs: UInt64)
         /// Open the strike for `milliseconds` (the exit button).
         case openStrike(milliseconds: Int)
@@ -94,7 +94,7 @@ public struct DoorWatchPolicy: Equatable, Sendable {
     /// The door opened during the current release (relock on contact shuts the strike when it shuts).
     var openedDuringRelease = false
     var openedAtNs: UInt64?
-    /// The strike is held released (issue 33: `unlock`, `emergency`).
+    /// The strike is held released (`unlock`, `emergency`).
     public private(set) var freePassage = false
 
     public init(settings: Settings) { self.settings = settings }
@@ -150,7 +150,7 @@ public struct DoorWatchPolicy: Equatable, Sendable {
         return actions
     }
 
-    /// Free passage begins or ends (issue 33). While it lasts the door is released without end;
+    /// Free passage begins or ends. While it lasts the door is released without end;
     /// when it ends, a door still open has `heldNs` from now to shut.
     public mutating func setFreePassage(_ on: Bool, at t: UInt64) -> [Action] {
         var actions = settle(upTo: t)
@@ -290,13 +290,13 @@ public struct DoorWatchPolicy: Equatable, Sendable {
     }
 }
 
-/// `KIOSK_INPUT_BIAS` (issue 25).
+/// `KIOSK_INPUT_BIAS`.
 public enum InputBias: String, Equatable, Sendable, CaseIterable {
     case pullUp = "pull-up", pullDown = "pull-down", disabled, asIs = "as-is"
     public static let expected = "pull-up, pull-down, disabled or as-is"
 }
 
-/// `KIOSK_DOOR_RELOCK` (issue 25): when the strike shuts after it opened.
+/// `KIOSK_DOOR_RELOCK`: when the strike shuts after it opened.
 public enum DoorRelock: String, Equatable, Sendable, CaseIterable {
     /// `KIOSK_DOOR_MS` after it opened.
     case time

@@ -7,7 +7,7 @@
 /// shuts when its time is up (`tick`), or at once when forced (stop, camera lost): a door must
 /// never be left open by a kiosk that is no longer watching.
 ///
-/// issue 33: held released (`hold`, the `unlock` and `emergency` modes) it stays open whatever
+/// Held released (`hold`, the `unlock` and `emergency` modes) it stays open whatever
 /// comes (grants, a lost camera) until the hold ends (`endHold`), then shuts; only a stop shuts
 /// it before (the line is released: the strike's own wiring decides, fail-safe or fail-secure).
 public struct StrikePolicy: Equatable, Sendable {
@@ -52,7 +52,7 @@ public struct StrikePolicy: Equatable, Sendable {
 
     public mutating func grant(at t: UInt64) -> [Change] { grant(at: t, forNs: openNs) }
 
-    /// A release for another time than `KIOSK_DOOR_MS` (the building's `open` command's `ms`, issue 25).
+    /// A release for another time than `KIOSK_DOOR_MS` (the building's `open` command's `ms`).
     public mutating func grant(at t: UInt64, forNs: UInt64) -> [Change] {
         let end = t + forNs
         if let current = closesAtNs {

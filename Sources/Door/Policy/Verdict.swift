@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Who decides whether a code opens the door (`KIOSK_VERDICT`).
 public enum VerdictMode: String, CaseIterable, Sendable {
-    /// Every reported code beeps the same, as before issue 16.
+    /// Every reported code beeps the same, as before verdicts had patterns.
     case none
     /// The `KIOSK_ON_SCAN` program's exit status decides.
     case hook
-    /// The built-in verifier of signed and rotating credentials decides (issue 21); a code that
+    /// The built-in verifier of signed and rotating credentials decides; a code that
     /// is not a credential goes to the `KIOSK_ON_SCAN` program under hook rules, if one is set.
     case credentials
 
@@ -50,7 +50,7 @@ public struct Verdict: Equatable, Sendable {
     public var reason: String
     /// From the code's report to the verdict (the `verdict` event's `ms`).
     public var elapsedNs: UInt64
-    /// In credentials mode (issue 21), the verified credential's subject (`sub`, or a rotating
+    /// In credentials mode, the verified credential's subject (`sub`, or a rotating
     /// code's holder): what an access controller is told instead of the token (OSDP's card read).
     public var subject: String?
 
@@ -115,7 +115,7 @@ public struct VerdictWaitPolicy: Equatable, Sendable {
         return v
     }
 
-    /// A verdict given directly (the credential verifier's, issue 21), at `t`: nil when one was
+    /// A verdict given directly (the credential verifier's), at `t`: nil when one was
     /// already given. One that comes at or after the deadline is the deadline's error instead.
     public mutating func given(_ v: Verdict, at t: UInt64) -> Verdict? {
         guard verdict == nil else { return nil }

@@ -30,7 +30,7 @@ struct OutputLines {
     /// verdicts are logged).
     var door: DoorReader
     var torch: Torch?
-    /// issue 25: the door's inputs, when any is configured; the simulated chip whose inputs
+    /// The door's inputs, when any is configured; the simulated chip whose inputs
     /// standard input drives (`KIOSK_GPIO_CHIP=sim`).
     var watch: DoorWatch?
     var simulatedChip: SimulatedChip?
@@ -75,7 +75,7 @@ struct OutputLines {
            let d1 = try output(config.wiegandD1Line, activeLow: config.wiegandActiveLow) {
             lines.wiegand = (d0, d1)
         }
-        // issue 25: the inputs, all or none (the outputs go back too when one cannot be had).
+        // The inputs, all or none (the outputs go back too when one cannot be had).
         var inputs: [DoorWatchPolicy.Input: DoorWatch.Input] = [:]
         let bias = GPIOBias(rawValue: config.inputBias.rawValue) ?? .pullUp
         for (input, line, activeLow) in [(DoorWatchPolicy.Input.contact, config.doorContactLine, config.doorContactActiveLow),

@@ -3,7 +3,7 @@ import Credentials
 import Platform
 import Policy
 
-/// The door's mode (issue 33) kept and carried out: `DoorModes` decides (pure); this reads the
+/// The door's mode kept and carried out: `DoorModes` decides (pure); this reads the
 /// clocks, keeps what must survive a restart in `$STATE_DIRECTORY/mode` (written whole before a
 /// command is answered), looks again every second (an unlock window's start and end, a
 /// commanded unlock's `until`), and carries each change out: the `mode` event, `<topic>/mode`,
@@ -32,6 +32,8 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
     private var door: Strike?
     private var watch: DoorWatch?
     private var fleet: DoorFleet?
+    /// Why the state directory does not survive a power cut: a lockdown says it is lost at the next one.
+    private var volatileFolder: String?
 
     /// `path` nil: nothing kept (a test, `check`). What the file holds is read back: a lockdown
     /// in force, an unlock until its time. A file that cannot be read keeps the door in lockdown
@@ -55,11 +57,13 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
                     } else {
                         logger.warning("mode_file_unreadable", ["file": .text(path), "kept": "lockdown",
                                                                 "hint": "end it with kiosk mode normal, or the building's mode command"])
+                        logger.warning("state_damaged", ["file": .text(path), "did": "kept the door in lockdown (a torn mode file must not open it) until kiosk mode normal or the building's mode command ends it"])
                         modes = DoorModes.restore("kiosk-mode 1\nlockdown\n")!
                     }
                 }
             } catch {
                 logger.warning("mode_file_unreadable", ["file": .text(path), "error": .text(String(describing: error)), "kept": "lockdown"])
+                logger.warning("state_damaged", ["file": .text(path), "did": .text("kept the door in lockdown (\(error)) until kiosk mode normal or the building's mode command ends it")])
                 modes = DoorModes.restore("kiosk-mode 1\nlockdown\n")!
             }
         }
@@ -72,6 +76,9 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
         let folder = environment["STATE_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/var/lib/kiosk"
         return folder + "/" + fileName
     }
+
+    /// The state directory does not survive a power cut (`why` what it is on).
+    public func warnWhenVolatile(_ why: String) { lock.withLock { volatileFolder = why } }
 
     /// What the mode drives; then `start`.
     public func attach(door: Strike?, watch: DoorWatch?, fleet: DoorFleet?) {
@@ -148,6 +155,10 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
         var fields: [(String, LogValue)] = [("mode", .text(mode.rawValue)), ("reason", .text(why.rawValue))]
         if let until { fields.append(("until", .int(Int(until)))) }
         logger.log(mode == .emergency || mode == .lockdown ? .warning : .info, "mode", fields: fields)
+        if mode == .lockdown, let why = lock.withLock({ volatileFolder }) {
+            logger.warning("state_volatile", ["folder": .text(path.map { String($0[..<($0.lastIndex(of: "/") ?? $0.endIndex)]) } ?? "none"),
+                                              "why": .text(why), "lost": "this lockdown: it ends at the next power cut"])
+        }
         switch mode {
         case .unlock, .emergency:
             watch?.setFreePassage(true)

@@ -3,7 +3,7 @@ import GPIO
 import Platform
 import Policy
 
-/// What the kiosk says and does about each reported code (issue 16): the read pattern on the
+/// What the kiosk says and does about each reported code: the read pattern on the
 /// buzzer; in hook mode the verdict (the `KIOSK_ON_SCAN` program's exit status, or its deadline)
 /// with its pattern, its LED and, when granted, the door strike; in Wiegand mode the code's frame
 /// to the access controller, which decides (the kiosk then gives only its read feedback).
@@ -49,7 +49,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     public let wiegand: WiegandSender?
     public let wiegandFormat: WiegandFormat
     public let wiegandFacility: Int
-    /// issue 22: an OSDP controller drives the LEDs and the strike; verdicts leave them alone.
+    /// An OSDP controller drives the LEDs and the strike; verdicts leave them alone.
     public let controllerDecides: Bool
     private let logger: Logger
     private let clock: Clock
@@ -57,10 +57,10 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     private var stopped = false
     private var pendingVerdicts = 0
     private var verdictCounts: [Verdict.Result: Int] = [:]
-    /// issue 33: whether the door is in lockdown (the door's modes); a scan program's grant is
+    /// Whether the door is in lockdown (the door's modes); a scan program's grant is
     /// then denied (credentials mode: the verifier knows the groups and decides).
     private var lockdownNow: (@Sendable () -> Bool)?
-    /// issue 25: who hears of grants and of the strike shutting (the door's inputs, `DoorWatch`).
+    /// Who hears of grants and of the strike shutting (the door's inputs, `DoorWatch`).
     public let strikeListeners = StrikeListeners()
 
     public init(configuration c: Configuration, lines: Lines, logger: Logger, clock: Clock,
@@ -94,9 +94,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             let d = Strike(output: o, openMilliseconds: doorMs, clock: clock) { change in
                 switch change {
                 case .opened(_, .max):
-                    logger.info("door", ["state": "open", "held": .bool(true)])  // issue 33: unlock, emergency
+                    logger.info("door", ["state": "open", "held": .bool(true)])  // Unlock, emergency
                 case .opened(let at, let until):
-                    // KIOSK_DOOR_MS, or the building's `open` command's own time (issue 25).
+                    // KIOSK_DOOR_MS, or the building's `open` command's own time.
                     logger.info("door", ["state": "open", "ms": .int(Int((until &- at) / 1_000_000))])
                 case .extended(_, .max):
                     logger.debug("door_extended", ["held": .bool(true)])
@@ -138,7 +138,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         }
     }
 
-    /// issue 33: the door's lockdown, asked at each hook verdict (set once, before codes come).
+    /// The door's lockdown, asked at each hook verdict (set once, before codes come).
     public func follow(lockdown: @escaping @Sendable () -> Bool) { lock.withLock { lockdownNow = lockdown } }
 
     /// The camera is lost: nobody watches the door, so the strike shuts at once (unless held
@@ -191,7 +191,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         ]
         if let subject = verdict.subject { fields.append(("credential", .text(subject))) }
         logger.log(verdict.result == .error ? .warning : .info, "verdict", fields: fields)
-        // issue 22: with OSDP the access controller owns the LEDs and the strike (its osdp_LED and
+        // With OSDP the access controller owns the LEDs and the strike (its osdp_LED and
         // osdp_OUT); a local verdict (credentials mode) only sounds its pattern.
         if controllerDecides {
             sound(verdict.result == .granted ? grantedPattern : verdict.result == .denied ? deniedPattern : errorPattern,
@@ -259,7 +259,7 @@ public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `
         if let verdict = lock.withLock({ pending.programEnded(end, at: t) }) { decide(verdict) }
     }
 
-    /// A verdict given directly (the credential verifier's, issue 21), at `t`.
+    /// A verdict given directly (the credential verifier's), at `t`.
     public func give(_ verdict: Verdict, at t: UInt64) {
         if let v = lock.withLock({ pending.given(verdict, at: t) }) { decide(v) }
     }
@@ -275,7 +275,7 @@ public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `
     }
 }
 
-/// issue 25: grants and the strike's changes, told to the door's watcher (set once, before any
+/// Grants and the strike's changes, told to the door's watcher (set once, before any
 /// code is read; called from the verdict's and the strike's threads, outside their work).
 public final class StrikeListeners: @unchecked Sendable {  // guarded by `lock`
     private let lock = Lock()

@@ -4,7 +4,7 @@ import Glibc
 import Platform
 import Policy
 
-/// The door's inputs (issue 25): the door contact, the exit button and the tamper loop watched on
+/// The door's inputs: the door contact, the exit button and the tamper loop watched on
 /// a thread of their own (`kiosk-door`), `DoorWatchPolicy`'s decisions carried out: the events in the
 /// log, the alarm on the buzzer, the strike opened by the exit button (and shut on contact), the
 /// door's state and alarms to the building's broker. The frame loop never waits for any of it.
@@ -89,11 +89,11 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// not block): the OSDP reader's LSTATR. Set before `start`.
     public func onTamper(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { tamperListener = listener } }
 
-    /// issue 33: told the fire panel's input (at start when active, and on each change; on the
+    /// Told the fire panel's input (at start when active, and on each change; on the
     /// door's thread): the door's modes. Set before `start`.
     public func onEmergency(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { emergencyListener = listener } }
 
-    /// issue 33: free passage (`unlock`, `emergency`) begins or ends: an open door is no alarm while it lasts.
+    /// Free passage (`unlock`, `emergency`) begins or ends: an open door is no alarm while it lasts.
     public func setFreePassage(_ on: Bool) {
         let now = monotonicNanoseconds()
         let actions = lock.withLock { stopped ? [] : monitor.setFreePassage(on, at: now) }
@@ -178,9 +178,8 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             }
             var fds = [pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
             fds += watched.map { pollfd(fd: $0.1.line.descriptor, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), timeoutMs)
-            if ready < 0 && errno != EINTR {
-                logger.error("door_inputs_failed", ["error": .text("poll: \(Errno.current.message)")])
+            do throws(Errno) { try Syscall.retryingEINTR { poll(&fds, nfds_t(fds.count), timeoutMs) } } catch {
+                logger.error("door_inputs_failed", ["error": .text("poll: \(error.message)")])
                 break
             }
             if fds[0].revents != 0 {
@@ -276,6 +275,6 @@ public protocol DoorFleet: AnyObject, Sendable {
     func alarm(_ event: String, state: String?)
     /// The tamper loop's state in `<topic>/state`.
     func tamper(_ active: Bool)
-    /// issue 33: the door's mode (`ModeMessage.json`), `<topic>/mode` retained.
+    /// The door's mode (`ModeMessage.json`), `<topic>/mode` retained.
     func mode(_ json: String)
 }

@@ -3,7 +3,7 @@ import Glibc
 import Platform
 import Policy
 
-/// `kiosk mode` over SSH (issue 33): a Unix socket, `$RUNTIME_DIRECTORY/mode.sock` (systemd's
+/// `kiosk mode` over SSH: a Unix socket, `$RUNTIME_DIRECTORY/mode.sock` (systemd's
 /// `RuntimeDirectory=kiosk`: /run/kiosk), mode 0660: only root, the kiosk's own user and the
 /// members of its group may connect (the kernel checks the socket file's permissions at
 /// connect(2)). One request a connection (`ModeRequest`: a line), one answer line, then closed;
@@ -93,7 +93,7 @@ public final class ModeSocket: @unchecked Sendable {  // `stopped` guarded by `l
     private func run() {
         while !lock.withLock({ stopped }) {
             var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 2, 1000) >= 0 || errno == EINTR else { break }
+            guard (try? Syscall.retryingEINTR({ poll(&fds, 2, 1000) })) != nil else { break }
             if fds[1].revents != 0 || lock.withLock({ stopped }) { break }
             guard fds[0].revents != 0 else { continue }
             let client = accept(listener, nil, nil)
@@ -116,9 +116,7 @@ public final class ModeSocket: @unchecked Sendable {  // `stopped` guarded by `l
         var request: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: ModeRequest.maxBytes + 1)
         while request.count <= ModeRequest.maxBytes, request.last != 0x0A {
-            let n = read(client, &chunk, chunk.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard let n = try? Syscall.retryingEINTR({ read(client, &chunk, chunk.count) }), n > 0 else { break }
             request += chunk[0..<n]
         }
         var fields: [(String, LogValue)] = [("id", .text("socket")), ("command", "mode")]

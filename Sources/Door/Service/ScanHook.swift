@@ -55,7 +55,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
 
     /// Queues a run; never blocks. A full queue drops its oldest request, with a warning (its
     /// `onEnd` hears that it was not started: an error verdict at once, not at its deadline).
-    /// `extra`: more variables for this run (a credential's `KIOSK_CREDENTIAL_*`, issue 21).
+    /// `extra`: more variables for this run (a credential's `KIOSK_CREDENTIAL_*`).
     public func submit(symbology: String, payload: [UInt8], onEnd: OnEnd? = nil, extra: [String: String] = [:]) {
         condition.lock()
         guard !stopping else { return condition.unlock() }
@@ -210,8 +210,13 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
             // Feed stdin as the program takes it; close it when all is written (its EOF).
             if stdinPipe[1] >= 0 {
                 if written < payload.count {
-                    let n = payload.withUnsafeBytes { Glibc.write(stdinPipe[1], $0.baseAddress! + written, payload.count - written) }
-                    if n > 0 { written += n } else if n < 0 && errno != EAGAIN && errno != EINTR { written = payload.count }
+                    do throws(Errno) {
+                        written += try Syscall.retryingEINTR {
+                            payload.withUnsafeBytes { Glibc.write(stdinPipe[1], $0.baseAddress! + written, payload.count - written) }
+                        }
+                    } catch {
+                        if error != EAGAIN { written = payload.count }  // it closed its stdin: the rest is not for it
+                    }
                 }
                 if written >= payload.count {
                     Glibc.close(stdinPipe[1])

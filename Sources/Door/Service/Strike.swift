@@ -58,7 +58,7 @@ public final class Strike: @unchecked Sendable {  // state guarded by `lock`
         apply(strike.forceClose(at: clock.now(), reason: reason))
     }
 
-    /// Held released (issue 33: `unlock`, `emergency`) until `endHold`.
+    /// Held released (`unlock`, `emergency`) until `endHold`.
     public func hold() {
         lock.lock()
         defer { lock.unlock() }

@@ -107,12 +107,12 @@ public struct FleetTopics: Equatable, Sendable {
     public var scan: String { prefix + "/scan" }
     public var state: String { prefix + "/state" }
     public var stats: String { prefix + "/stats" }
-    // issue 25: the door's state (retained), its alarms, the building's commands and their answers.
+    // The door's state (retained), its alarms, the building's commands and their answers.
     public var door: String { prefix + "/door" }
     public var alarm: String { prefix + "/alarm" }
     public var command: String { prefix + "/command" }
     public var commandResult: String { prefix + "/command/result" }
-    // issue 33: the door's mode (retained).
+    // The door's mode (retained).
     public var mode: String { prefix + "/mode" }
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Commands from the building (issue 25, `KIOSK_MQTT_COMMANDS=1`): `<topic>/command` carries
-/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`, and (issue 33)
+/// Commands from the building (`KIOSK_MQTT_COMMANDS=1`): `<topic>/command` carries
+/// `{"id": TEXT, "command": "open" | "reload", "ms": N, "time": UNIX_SECONDS}`, and
 /// `{"id", "command": "mode", "mode": "normal" | "unlock" | "lockdown", "until": UNIX_SECONDS,
 /// "time"}` (`until` for `unlock` only, and required there); the answer goes to
 /// `<topic>/command/result` as `{"id", "result": "ok" | "refused", "reason"}`.
@@ -249,14 +249,7 @@ public enum FlatJSON {
             guard i + 4 <= bytes.count else { throw fail("a short \\u escape") }
             var v: UInt32 = 0
             for _ in 0..<4 {
-                let c = bytes[i]
-                let d: UInt8
-                switch c {
-                case 0x30...0x39: d = c - 0x30
-                case 0x41...0x46: d = c - 0x41 + 10
-                case 0x61...0x66: d = c - 0x61 + 10
-                default: throw fail("a bad \\u escape")
-                }
+                guard let d = Hex.digit(bytes[i]) else { throw fail("a bad \\u escape") }
                 v = v << 4 | UInt32(d)
                 i += 1
             }

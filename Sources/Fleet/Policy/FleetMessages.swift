@@ -16,7 +16,7 @@ public struct ScanMessage: Equatable, Sendable {
     public var latencyMs: Double
     /// The door's verdict (`granted`, `denied`, ...) when verdicts are on.
     public var verdict: String?
-    /// A credential (issue 21): the message then carries this instead of the payload.
+    /// A credential: the message then carries this instead of the payload.
     public var credential: ScanCredential?
 
     public init(id: String, symbology: String, bytes: [UInt8], timeMs: Int64, frame: Int, latencyMs: Double, verdict: String? = nil,
@@ -52,7 +52,7 @@ public struct ScanMessage: Equatable, Sendable {
     }
 }
 
-/// What a scan message says of a credential instead of its payload (issue 21).
+/// What a scan message says of a credential instead of its payload.
 public struct ScanCredential: Equatable, Sendable {
     /// The verified subject; nil when nothing verified.
     public var subject: String?
@@ -90,10 +90,13 @@ public struct KioskState: Equatable, Sendable {
     public var cameraOK: Bool
     /// Wall clock of the last scan, milliseconds since the epoch; nil before the first.
     public var lastScanMs: Int64?
-    /// issue 25: the tamper loop (true: tampered); nil: no tamper line, and no `tamper` member.
+    /// The tamper loop (true: tampered); nil: no tamper line, and no `tamper` member.
     public var tamper: Bool?
-    /// issue 35: the site bundles (nil: no site key, and no `bundle` member).
+    /// The site bundles (nil: no site key, and no `bundle` member).
     public var bundle: BundleStanding?
+    /// The clock's source (`ntp`, `rtc`, `none`) or `behind` (nil: not credentials mode,
+    /// and no `clock` member).
+    public var clock: String?
 
     /// The site bundle in force at this door, and the newest one it was given, verified, and
     /// could not take (a door behind the site shows it).
@@ -116,13 +119,14 @@ public struct KioskState: Equatable, Sendable {
 
     /// `{"torch":"on"|"off"|"none","camera":"ok"|"lost","last_scan":"…"|null}`, then
     /// `"tamper":"alarm"|"ok"` with a tamper line, then `"bundle":N|null,"bundle_refused":M|null`
-    /// with a site key (issue 35).
+    /// with a site key, then `"clock":"ntp"|"rtc"|"none"|"behind"` in credentials mode.
     public var json: String {
         let torch = torchOn.map { $0 ? "on" : "off" } ?? "none"
         let last = lastScanMs.map { "\"\(RFC3339.utc(millisecondsSinceEpoch: $0))\"" } ?? "null"
         let tamperText = tamper.map { ",\"tamper\":\"\($0 ? "alarm" : "ok")\"" } ?? ""
         let bundleText = bundle.map { ",\"bundle\":\($0.inForce.map(String.init) ?? "null"),\"bundle_refused\":\($0.refused.map(String.init) ?? "null")" } ?? ""
-        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)\(bundleText)}"
+        let clockText = clock.map { ",\"clock\":\(JSONText.quoted($0))" } ?? ""
+        return "{\"torch\":\"\(torch)\",\"camera\":\"\(cameraOK ? "ok" : "lost")\",\"last_scan\":\(last)\(tamperText)\(bundleText)\(clockText)}"
     }
 }
 
@@ -134,7 +138,7 @@ public enum StatsMessage {
     }
 }
 
-/// issue 25: an alarm as `<topic>/alarm` carries it (QoS 1, not retained):
+/// An alarm as `<topic>/alarm` carries it (QoS 1, not retained):
 /// `{"event":"door_forced"|"door_held"|"door_alarm_end"|"tamper","state":…|null,"time":"…"}`;
 /// `state` is the alarm that ended for `door_alarm_end`, `alarm` or `ok` for `tamper`.
 public enum AlarmMessage {
@@ -144,7 +148,7 @@ public enum AlarmMessage {
     }
 }
 
-/// issue 33: `<topic>/mode` (retained): `{"mode":"lockdown","reason":"command","until":null,"time":"…"}`;
+/// `<topic>/mode` (retained): `{"mode":"lockdown","reason":"command","until":null,"time":"…"}`;
 /// `until` (Unix seconds) while a commanded unlock lasts.
 public enum ModeMessage {
     public static func json(mode: DoorMode, reason: DoorModeReason, until: Int64?, timeMs: Int64) -> String {

@@ -11,17 +11,20 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     public var nodeID: String
     public var topics: FleetTopics
     public var version: String
-    /// issue 25: a door binary sensor (`<topic>/door`) when the door contact is watched, a tamper
+    /// A door binary sensor (`<topic>/door`) when the door contact is watched, a tamper
     /// binary sensor (`tamper` in `<topic>/state`) when the tamper loop is.
     public var door: Bool
     public var tamper: Bool
-    /// issue 33 (`KIOSK_MQTT_COMMANDS=1` with a strike): a select for the door's mode and a
+    /// With `KIOSK_MQTT_COMMANDS=1` and a strike: a select for the door's mode and a
     /// button that opens it, both sending the building's commands.
     public var commands: Bool
+    /// In credentials mode, a sensor for the clock's source (`clock` in `<topic>/state`).
+    public var clock: Bool
 
     public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false,
-                commands: Bool = false) {
+                commands: Bool = false, clock: Bool = false) {
         self.commands = commands
+        self.clock = clock
         self.prefix = prefix
         self.nodeID = FleetTopics.topicLevel(clientID)
         self.topics = topics
@@ -80,6 +83,11 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                 + "\"icon\":\"mdi:door-closed-lock\""))
             doorEntities.append(entity("button", "open", "\"name\":\"Open\",\"command_topic\":\(q(topics.command)),"
                 + "\"command_template\":\(q("{\"command\":\"open\",\(stamp)}")),\"icon\":\"mdi:door-open\""))
+        }
+        if clock {
+            doorEntities.append(entity("sensor", "clock", "\"name\":\"Clock\",\"state_topic\":\(q(topics.state)),"
+                + "\"value_template\":\(q("{{ value_json.clock }}")),\"device_class\":\"enum\",\"options\":[\"ntp\",\"rtc\",\"none\",\"behind\"],"
+                + "\"icon\":\"mdi:clock-check-outline\",\"entity_category\":\"diagnostic\""))
         }
         return [
             tag,

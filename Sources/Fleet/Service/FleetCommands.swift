@@ -2,7 +2,7 @@
 import Platform
 import Policy
 
-/// The building's commands carried out (issue 25, `KIOSK_MQTT_COMMANDS=1`): `FleetCommandsPolicy`
+/// The building's commands carried out (`KIOSK_MQTT_COMMANDS=1`): `FleetCommandsPolicy`
 /// decides what may be done; `open` releases the strike (and tells the door's watcher, so the
 /// door opening is no alarm), `reload` reloads what SIGHUP reloads (`Reloadables`). Each command
 /// is logged (`command id=… command=… result=… reason=…`) and answered once.
@@ -48,7 +48,7 @@ public final class FleetCommands: @unchecked Sendable {  // `desk` guarded by `l
             strike.grant(milliseconds: ms)
             finish(id: id, command: "open", ok: true, reason: nil, ms: ms)
         case .carryOut(let id, .mode(let c)):
-            // issue 33: taken (and kept on disk) before the answer; the `mode` event follows.
+            // Taken (and kept on disk) before the answer; the `mode` event follows.
             guard let modes else { return finish(id: id, command: "mode", ok: false, reason: "the door's modes are not running", ms: nil) }
             let refused = modes.command(c, via: "mqtt")
             finish(id: id, command: "mode", ok: refused == nil, reason: refused, ms: nil)

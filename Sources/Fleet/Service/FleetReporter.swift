@@ -2,12 +2,12 @@
 import Platform
 import Policy
 
-/// The link to the building's broker as the service sees it (issue 17). `Commands` gives it the
+/// The link to the building's broker as the service sees it. `Commands` gives it the
 /// MQTT module's `BrokerLink`; the service's module does not link libmosquitto, and the tests
 /// give it a recorder. Every call returns at once: the frame loop never waits for the network.
 public protocol FleetLink: AnyObject, Sendable {
     /// One reported code (QoS 1, spooled until the broker has it); `timeMs` is the wall clock of
-    /// its report, `verdict` the door's verdict when verdicts are on; for a credential (issue 21)
+    /// its report, `verdict` the door's verdict when verdicts are on; for a credential
     /// `bytes` is empty and `credential` says what may be said of it.
     func publishScan(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, verdict: String?, timeMs: Int64,
                      credential: ScanCredential?)
@@ -16,33 +16,16 @@ public protocol FleetLink: AnyObject, Sendable {
     /// A `stats` payload (`StatsMessage.json` of the `stats` event's fields).
     func publishStats(_ json: String)
     /// The link's counters for `stats` and the metrics file.
-    var figures: FleetFigures { get }
-    // issue 25: the door.
+    var counters: BrokerCounters { get }
+    // The door.
     /// `<topic>/door` (retained): closed, open, forced, held.
     func publishDoor(_ state: String)
     /// An `AlarmMessage.json` on `<topic>/alarm`.
     func publishAlarm(_ json: String)
     /// A `FleetCommandsPolicy.resultJSON` on `<topic>/command/result`.
     func publishCommandResult(_ json: String)
-    /// issue 33: the door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
+    /// The door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
     func publishMode(_ json: String)
-}
-
-/// What the link has done: totals since start, `queued` now.
-public struct FleetFigures: Equatable, Sendable {
-    public var published = 0
-    public var acknowledged = 0
-    public var queued = 0
-    public var dropped = 0
-    public var connected = false
-
-    public init(published: Int = 0, acknowledged: Int = 0, queued: Int = 0, dropped: Int = 0, connected: Bool = false) {
-        self.published = published
-        self.acknowledged = acknowledged
-        self.queued = queued
-        self.dropped = dropped
-        self.connected = connected
-    }
 }
 
 /// The service's side of the fleet: each reported code once, in the order reported, and the
@@ -106,7 +89,6 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         return number
     }
 
-    // issue 21
     /// A credential was reported: its message carries no payload and waits for the verdict and
     /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
     public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
@@ -126,15 +108,17 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
     /// The camera was lost (false) or is back (true).
     public func camera(ok: Bool) { change { $0.cameraOK = ok } }
 
-    /// issue 35: the site bundle in force and the newest refused (nil: no site key).
+    /// The site bundle in force and the newest refused (nil: no site key).
     public func bundle(_ standing: KioskState.BundleStanding?) { change { $0.bundle = standing } }
 
-    // issue 25: the door's state and alarms (DoorFleet), from the door's thread.
+    // The door's state and alarms (DoorFleet), from the door's thread.
     public func door(_ state: String) { link.publishDoor(state) }
     public func alarm(_ event: String, state: String?) {
         link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
     }
     public func tamper(_ active: Bool) { change { $0.tamper = active } }
+    /// The clock's source (`ntp`, `rtc`, `none`) or `behind`.
+    public func clock(_ state: String) { change { $0.clock = state } }
     public func mode(_ json: String) { link.publishMode(json) }
 
     /// On every way out: the codes still waiting for a verdict go without one, in order; later

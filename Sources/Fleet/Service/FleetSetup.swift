@@ -22,10 +22,7 @@ final class BrokerFleetLink: FleetLink {
     func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
     func publishMode(_ json: String) { link.publishMode(json) }
 
-    var figures: FleetFigures {
-        let c = link.counters
-        return FleetFigures(published: c.published, acknowledged: c.acknowledged, queued: c.queued, dropped: c.dropped, connected: c.connected)
-    }
+    var counters: BrokerCounters { link.counters }
 }
 
 /// What `run`, `check` and `doctor` make of the MQTT settings: the files they name (read here, at
@@ -70,11 +67,12 @@ public enum FleetSetup {
         var settings = BrokerSettings(address: address, topics: FleetTopics(prefix: c.mqttTopic), clientID: c.mqttClientID,
                                       user: c.mqttUser, password: password, caFile: address.tls ? c.mqttCAFile : nil,
                                       discoveryPrefix: c.mqttDiscovery, version: kioskVersion)
-        // issue 25: the building's commands (subscribed only then) and the door's entities.
+        // The building's commands (subscribed only then) and the door's entities.
         settings.commands = c.mqttCommands
         settings.siteTopic = c.siteKey != nil && c.verdict == .credentials ? c.siteTopic : nil
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
+        settings.clock = c.verdict == .credentials
         return .success(settings)
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Platform
 
-/// issue 25: the building's commands, whose handler is made after the link starts (it needs the
+/// The building's commands, whose handler is made after the link starts (it needs the
 /// door); a command that comes before (a retained one, at the subscription) waits for it, in
 /// order, and is judged then like any other (it was dropped unanswered when the handler came late).
 final class LateCommands: @unchecked Sendable {  // guarded by `lock`

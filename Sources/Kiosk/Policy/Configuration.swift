@@ -34,13 +34,13 @@ public struct Configuration: Equatable {
     public var zoom = false
     public var mount = Mount()
     public var uprightROI = NormalizedRect(x: 0.25, y: 0.25, width: 0.5, height: 0.5)
-    /// Focus, exposure for screens and the mains filter (issue 32): `CameraControls`.
+    /// Focus, exposure for screens and the mains filter: `CameraControls`.
     public var cameraSettings = CameraSettings()
     /// Something held with the torch on and nothing read for this long: the torch goes off for a
     /// short look (a phone screen lights itself). 0: never.
     public var torchScreenMs = 400
-    /// What a door is shown (docs/development.md, "How it reads codes": tickets, boarding passes, IDs, parcels),
-    /// chosen by measurement (docs/development.md, "Performance").
+    /// What a door is shown (docs/design/reading-codes.md: tickets, boarding passes, IDs, parcels),
+    /// chosen by measurement (docs/measurements/frame-loop.md).
     public var symbologies: [Symbology] = [.qrcode, .ean13, .ean8, .upca, .code128, .aztec, .datamatrix, .pdf417]
     public var repeatMs = 3000
     public var gpioChip = "gpiochip0"
@@ -59,7 +59,7 @@ public struct Configuration: Equatable {
     public var statsSeconds = 60
     public var metricsFile: String?
 
-    // The door reader (issue 16); none of it set: 0.1's behaviour.
+    // The door reader; none of it set: 0.1's behaviour.
     public var verdict: VerdictMode = .none
     public var verdictMs = VerdictMode.defaultMilliseconds
     /// `KIOSK_BEEP_READ` as given; nil: its default (`readPattern`).
@@ -86,7 +86,7 @@ public struct Configuration: Equatable {
     public var wiegandPulseUs = WiegandTiming.defaultPulseMicroseconds
     public var wiegandIntervalUs = WiegandTiming.defaultIntervalMicroseconds
 
-    // A building of kiosks (issue 17): off unless `KIOSK_MQTT_URL` is set.
+    // A building of kiosks: off unless `KIOSK_MQTT_URL` is set.
     public var mqttURL: BrokerAddress?
     /// `KIOSK_MQTT_TOPIC` as given; nil: `kiosk/<hostname>` (`mqttTopic`).
     public var mqttTopicGiven: String?
@@ -100,7 +100,7 @@ public struct Configuration: Equatable {
     public var mqttDiscovery: String? = "homeassistant"
     /// Scan events kept while the broker is away (the spool's capacity).
     public var mqttQueue = Configuration.defaultMQTTQueue
-    // issue 21: credentials (KIOSK_VERDICT=credentials); files are read at start, not here.
+    // Credentials (KIOSK_VERDICT=credentials); files are read at start, not here.
     public var credentialPrefix = CredentialKind.defaultSignedPrefix
     public var trustDir = "/etc/kiosk/trust"
     /// nil: any trusted key's credential, whatever its iss.
@@ -112,17 +112,21 @@ public struct Configuration: Equatable {
     public var clockSkewS = 30
     public var antipassbackS = 0
     public var requireSyncedClock = true
-    // issue 33: who may enter, and when (credentials mode); nil: every valid credential opens.
+    /// `KIOSK_REQUIRE_SYNCED_CLOCK=ntp` (with `requireSyncedClock`): only NTP, not an RTC.
+    public var clockNTPOnly = false
+    // Who may enter, and when (credentials mode); nil: every valid credential opens.
     public var accessFile: String?
-    // issue 34: how many times an event ticket opens; 0: any number (not counted).
+    // How many times an event ticket opens; 0: any number (not counted).
     public var ticketEntries = 1
-    // issue 43: passes bound to the holder's phone; the holders file is read at start, not here.
+    // Passes bound to the holder's phone; the holders file is read at start, not here.
     public var holdersFile = "/etc/kiosk/holders"
     public var passWindowS = Pass.defaultWindowS
-    // issue 35: site bundles; nil key: no bundle is taken.
+    // Site bundles; nil key: no bundle is taken.
     public var siteKey: String?
     public var siteTopic: String?
     public var bundleFile: String?
+    // When the state directory does not survive a power cut.
+    public var volatileState: VolatileState = .refuse
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
@@ -133,7 +137,7 @@ public struct Configuration: Equatable {
     /// This machine's name (gethostname, given to `read` by the shell): the default topic's last level.
     public var hostname = "kiosk"
 
-    // issue 22: the kiosk as an OSDP reader; off unless `KIOSK_OSDP_PORT` is set.
+    // The kiosk as an OSDP reader; off unless `KIOSK_OSDP_PORT` is set.
     public var osdpPort: String?
     public var osdpBaud = 9600
     public var osdpAddress = 0
@@ -144,14 +148,14 @@ public struct Configuration: Equatable {
     public var osdpCardFormat: OSDPCardFormat = .wiegand26
     /// Whether the kiosk is an OSDP reader (`KIOSK_OSDP_PORT` set).
     public var isOSDP: Bool { osdpPort != nil }
-    // issue 25: the door's inputs and alarms, commands from the building; no input line set: none watched.
+    // The door's inputs and alarms, commands from the building; no input line set: none watched.
     public var doorContactLine: Int?
     public var doorContactActiveLow = false
     public var rexLine: Int?
     public var rexActiveLow = false
     public var tamperLine: Int?
     public var tamperActiveLow = false
-    /// issue 33: the fire panel's relay: while active the strike is held released.
+    /// The fire panel's relay: while active the strike is held released.
     public var emergencyLine: Int?
     public var emergencyActiveLow = false
     public var inputBias: InputBias = .pullUp
@@ -163,7 +167,7 @@ public struct Configuration: Equatable {
     public var mqttCommands = false
     public var commandMaxAgeS = 30
 
-    /// The input lines configured, with the variable that names each (issue 25).
+    /// The input lines configured, with the variable that names each.
     public var inputLines: [(variable: String, offset: Int)] {
         let all: [(String, Int?)] = [("KIOSK_DOOR_CONTACT_LINE", doorContactLine), ("KIOSK_REX_LINE", rexLine), ("KIOSK_TAMPER_LINE", tamperLine),
                                      ("KIOSK_EMERGENCY_LINE", emergencyLine)]
@@ -502,7 +506,7 @@ extension Configuration {
             return v
         },
         .integer("KIOSK_MQTT_QUEUE", Configuration.mqttQueueRange, "a number of scan events from 1 to 10000", \.mqttQueue),
-        // issue 22: OSDP (interface.md 0.3). The key itself is never a variable: only its file.
+        // OSDP (interface.md 0.3). The key itself is never a variable: only its file.
         .file("KIOSK_OSDP_PORT", "the absolute path of a serial device such as /dev/serial0 or /dev/ttyUSB0", \.osdpPort),
         ConfigurationVariable("KIOSK_OSDP_BAUD", "9600, 19200, 38400, 57600, 115200 or 230400", shown: { String($0.osdpBaud) }) { v, c, _ in
             guard let n = Int(v), OSDPPeripheral.baudRates.contains(n) else { return nil }
@@ -518,7 +522,7 @@ extension Configuration {
             c.osdpCardFormat = f
             return v
         },
-        // issue 21: credentials (interface.md 0.3, "Credentials").
+        // Credentials (interface.md 0.3, "Credentials").
         ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix) and KH1: (the passes')",
                               shown: { $0.credentialPrefix }) { v, c, _ in
             guard v.utf8.count <= 16, Configuration.isPrintableToken(v, maxBytes: 16), v.utf8.allSatisfy({ $0 < 0x80 }),
@@ -555,14 +559,18 @@ extension Configuration {
         .file("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)", \.totpFile),
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
-        .flag("KIOSK_REQUIRE_SYNCED_CLOCK", \.requireSyncedClock),
-        // issue 33: who may enter, and when (interface.md 0.4); the file is read at start, not here.
+        ConfigurationVariable("KIOSK_REQUIRE_SYNCED_CLOCK", ClockSetting.expected, shown: { $0.clockSetting.rawValue }) { v, c, _ in
+            guard let s = ClockSetting(rawValue: v) else { return nil }
+            c.clockSetting = s
+            return s.rawValue
+        },
+        // Who may enter, and when (interface.md 0.4); the file is read at start, not here.
         .file("KIOSK_ACCESS_FILE", "the absolute path of this door's rules (schedule, holidays, allow, lockdown-allow, unlock, pretix lines)", \.accessFile),
         .line("KIOSK_EMERGENCY_LINE", \.emergencyLine),
         .flag("KIOSK_EMERGENCY_ACTIVE_LOW", \.emergencyActiveLow),
-        // issue 34: event tickets (interface.md 0.4, "Event tickets").
+        // Event tickets (interface.md 0.4, "Event tickets").
         .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
-        // issue 43: passes bound to the holder's phone (interface.md 0.5).
+        // Passes bound to the holder's phone (interface.md 0.5).
         ConfigurationVariable("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)",
                               shown: { $0.holdersFile }) { v, c, _ in
             guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
@@ -570,7 +578,7 @@ extension Configuration {
             return v
         },
         .integer("KIOSK_PASS_WINDOW_S", Pass.windowRange, "seconds from 5 to 120", \.passWindowS),
-        // issue 35: site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
+        // Site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
         .file("KIOSK_SITE_KEY", "the absolute path of the site's public key (PEM, EC P-256 or Ed25519) that signs its bundles", \.siteKey),
         ConfigurationVariable("KIOSK_SITE_TOPIC", "an MQTT topic such as site/acme/bundle (levels separated by '/', none empty; no '+', '#', NUL or leading '$'; at most 200 bytes)",
                               shown: { $0.siteTopic ?? "unset" }) { v, c, _ in
@@ -579,7 +587,13 @@ extension Configuration {
             return v
         },
         .file("KIOSK_BUNDLE_FILE", "the absolute path of a file holding a site bundle (read at start, on SIGHUP and when it changes)", \.bundleFile),
-        // issue 25: the door's inputs and alarms, commands from the building (interface.md 0.3).
+        // Power cuts and the card (interface.md 0.5).
+        ConfigurationVariable("KIOSK_VOLATILE_STATE", VolatileState.expected, shown: { $0.volatileState.rawValue }) { v, c, _ in
+            guard let m = VolatileState(rawValue: v.lowercased()) else { return nil }
+            c.volatileState = m
+            return m.rawValue
+        },
+        // The door's inputs and alarms, commands from the building (interface.md 0.3).
         .line("KIOSK_DOOR_CONTACT_LINE", \.doorContactLine),
         .flag("KIOSK_DOOR_CONTACT_ACTIVE_LOW", \.doorContactActiveLow),
         .line("KIOSK_REX_LINE", \.rexLine),
@@ -602,7 +616,7 @@ extension Configuration {
         .pattern("KIOSK_BEEP_ALARM", \.beepAlarm),
         .flag("KIOSK_MQTT_COMMANDS", \.mqttCommands),
         .integer("KIOSK_COMMAND_MAX_AGE_S", 1...3600, "a whole number of seconds from 1 to 3600", \.commandMaxAgeS),
-        // The camera at the door (0.4, issue 32).
+        // The camera at the door (0.4).
         ConfigurationVariable("KIOSK_FOCUS", FocusSetting.accepted, shown: { $0.cameraSettings.focus.description }) { v, c, _ in
             guard let f = FocusSetting.parse(v) else { return nil }
             c.cameraSettings.focus = f
@@ -684,7 +698,7 @@ extension Configuration {
             p.contradiction("KIOSK_VERDICT", expected: "none unless KIOSK_ON_SCAN names the program whose exit status decides")
         }
         if c.verdict == .none && !c.isOSDP {  // with OSDP the controller's commands drive them
-            // The strike without a verdict is for the exit button or the building's commands (issue 25).
+            // The strike without a verdict is for the exit button or the building's commands.
             let strikeHasUse = c.rexLine != nil || (c.mqttCommands && c.mqttURL != nil)
             for (name, line) in [("KIOSK_GRANTED_LED_LINE", c.grantedLedLine), ("KIOSK_DENIED_LED_LINE", c.deniedLedLine),
                                  ("KIOSK_DOOR_LINE", strikeHasUse ? nil : c.doorLine)] where line != nil {
@@ -705,7 +719,7 @@ extension Configuration {
         }
     }
 
-    /// issue 25: the door's inputs that are each fine alone but not together. A line used twice (an
+    /// The door's inputs that are each fine alone but not together. A line used twice (an
     /// input on an output's line, or two inputs on one) names both variables.
     private static func doorInputContradictions(_ c: Configuration, _ p: inout Parser) {
         let outputs = c.lines
@@ -747,7 +761,7 @@ extension Configuration {
         }
     }
 
-    // issue 22: OSDP's settings that are each fine alone but not together.
+    // OSDP's settings that are each fine alone but not together.
     private static func osdpContradictions(_ c: Configuration, _ p: inout Parser, _ notes: inout [ConfigWarning]) {
         guard c.isOSDP else {
             for name in variables where name.hasPrefix("KIOSK_OSDP_") && name != "KIOSK_OSDP_PORT" && p.given.contains(name) {
@@ -763,7 +777,6 @@ extension Configuration {
         }
     }
 
-    // issue 21
     /// The credentials' settings do nothing unless `KIOSK_VERDICT=credentials` (a warning). Whether
     /// the trust directory and the TOTP file can be read is checked at start (`run`, `check`).
     private static func credentialContradictions(_ c: Configuration, _ p: inout Parser, _ notes: inout [ConfigWarning]) {
@@ -773,7 +786,7 @@ extension Configuration {
             }
             return
         }
-        // issue 35: a bundle is taken only when it can be verified.
+        // A bundle is taken only when it can be verified.
         if c.siteKey == nil {
             for name in ["KIOSK_SITE_TOPIC", "KIOSK_BUNDLE_FILE"] where p.given.contains(name) {
                 p.contradiction(name, expected: "unset unless KIOSK_SITE_KEY names the site's public key that signs the bundles")
@@ -784,7 +797,7 @@ extension Configuration {
         }
     }
 
-    /// The issue 21 block's names.
+    /// The credentials' block's names.
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",
                                              "KIOSK_REVOKED_FILE", "KIOSK_TOTP_FILE", "KIOSK_CLOCK_SKEW_S", "KIOSK_ANTIPASSBACK_S",
                                              "KIOSK_REQUIRE_SYNCED_CLOCK", "KIOSK_ACCESS_FILE", "KIOSK_TICKET_ENTRIES",

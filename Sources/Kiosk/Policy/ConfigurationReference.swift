@@ -26,7 +26,7 @@ public struct ConfigurationReference: Equatable, Sendable {
 
 private extension String {
     /// A byte-wise search and replace: the core links no Foundation, and String's regex-backed
-    /// algorithms would link the regex engine (docs/development.md, "Size").
+    /// algorithms would link the regex engine (docs/design/memory.md).
     func replacingOccurrences(of target: String, with replacement: String) -> String {
         let bytes = Array(utf8), t = Array(target.utf8)
         var out: [UInt8] = [], i = 0

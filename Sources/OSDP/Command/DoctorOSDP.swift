@@ -5,7 +5,7 @@ import OSDP
 import Platform
 import Policy
 
-// issue 22: `kiosk doctor` on the OSDP reader: the port (there, a serial device, who holds it,
+// `kiosk doctor` on the OSDP reader: the port (there, a serial device, who holds it,
 // how it is set, not the kernel's console), the key's source (never the key), what the running
 // service last said about the link (its status file).
 extension Doctor {

@@ -3,7 +3,7 @@ import GPIO
 import Platform
 import Policy
 
-/// What the access controller's OSDP commands do on the kiosk's lines (issue 22): osdp_LED on
+/// What the access controller's OSDP commands do on the kiosk's lines: osdp_LED on
 /// the granted (green) and denied (red) LEDs, osdp_BUZ on the buzzer, osdp_OUT output 0 on the
 /// strike. The timing is Policy's (`OSDPLEDPlan`, `OSDPOutputPlan`, `OSDPBuzzerRecord.pattern`);
 /// here each change is driven and the next one scheduled on the clock. Nothing waits.

@@ -7,7 +7,7 @@ import Platform
 import Policy
 import Reader
 
-/// The kiosk as the access controller's OSDP reader (issue 22), wired: the key and the kept bus
+/// The kiosk as the access controller's OSDP reader, wired: the key and the kept bus
 /// settings (`OSDPStore`), the link's thread (`OSDPLink`), the controller's commands on the lines
 /// (`OSDPLines`), and the link's events in the log.
 ///
@@ -37,22 +37,9 @@ public final class OSDPReader: @unchecked Sendable {
     /// The serial number in PDID and the Secure Channel's cUID: from /etc/machine-id, so that it
     /// stays the same across restarts and differs between kiosks.
     public static func serialNumber() -> UInt32 {
-        guard let bytes = readFile("/etc/machine-id", limit: 64), bytes.count >= 8 else { return 1 }
-        var v: UInt32 = 0
-        for c in bytes.prefix(8) {
-            guard let d = hexDigit(c) else { return 1 }
-            v = v << 4 | UInt32(d)
-        }
-        return v
-    }
-
-    public static func hexDigit(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
-        }
+        guard let bytes = readFile("/etc/machine-id", limit: 64), bytes.count >= 8,
+              let v = Hex.value(bytes.prefix(8)) else { return 1 }
+        return UInt32(v)
     }
 
     public static func readFile(_ path: String, limit: Int) -> [UInt8]? {

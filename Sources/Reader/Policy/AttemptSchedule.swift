@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-/// Which attempt each decode of a presentation gets (issue 37): a code on a phone screen that does
+/// Which attempt each decode of a presentation gets: a code on a phone screen that does
 /// not read on its first decode (dark mode, moiré, a clipped or banded picture, glare) is given a
 /// different attempt on each later decoded frame, one a frame, in the list's order (cheapest and
 /// likeliest first), round and round while it is held; the attempt that reads it is then given

@@ -44,7 +44,7 @@ public enum CharsetGuess {
         return nil
     }
 
-    /// The shape of EUC-JP and GB2312 text (issue 23), which zxing does not guess: it reads such
+    /// The shape of EUC-JP and GB2312 text, which zxing does not guess: it reads such
     /// bytes as ISO-8859-1 ("ÆüËÜ¸ì" for 日本語) or as half-width katakana. Every byte above 0x7F is
     /// one of a pair of bytes 0xA1-0xFE, and there are at least two pairs; `kana`: a pair in rows
     /// 0xA4-0xA5 (hiragana, katakana), which Japanese text nearly always has and Chinese does not.
@@ -135,7 +135,7 @@ public enum CharsetGuess {
     }
 }
 
-/// Which character sets a payload's bytes are plausible text in (issue 37): the rule that reads a
+/// Which character sets a payload's bytes are plausible text in: the rule that reads a
 /// payload without an ECI only where the reading is safe. Short payloads in the legacy character
 /// sets are ambiguous: a GB2312 character's two bytes are two half-width katakana to Shift_JIS,
 /// a kanji to EUC-JP and two accented letters to ISO-8859-1 (`C4 D6`: 闹, ﾄﾖ, 陳, ÄÖ). Each

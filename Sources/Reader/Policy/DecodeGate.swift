@@ -17,7 +17,7 @@
 ///   (`decodeRead`): what is settling has been read, and the frames like it reuse that reading.
 /// - **safety net**: whatever the above say, a frame is decoded when `safetyNetFrames` frames have
 ///   passed since the last decode. When the ROI is flat then (nobody at the door: the idle path),
-///   that decode is a **glance** (issue 37): the ROI at half its size each way, read by zbar
+///   that decode is a **glance**: the ROI at half its size each way, read by zbar
 ///   alone, about a quarter of a decode; when the glance sees a code it cannot confirm, or
 ///   structure like a code's, the caller asks for a full look at the next frame (`lookAgain`).
 ///   When something is held, it is a whole decode, as before.
@@ -146,7 +146,7 @@ public struct DecodeGate: Sendable {
     }
 
     /// Fills `current` with the block sums and returns the number of edges. Written for the idle
-    /// frame's cost (issue 37: it runs on every frame): the block sums and the edges in two tight
+    /// frame's cost (it runs on every frame): the block sums and the edges in two tight
     /// loops over a row's samples, an edge counted without a branch (|d| >= t is d + t - 1
     /// beyond 2t - 2, unsigned).
     private mutating func sample(_ luma: LumaPlane, _ r: PixelRect) -> Int {

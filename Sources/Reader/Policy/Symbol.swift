@@ -9,7 +9,7 @@ public enum Symbology: String, CaseIterable, Sendable {
     case databarExp = "databar-exp"
     case aztec, datamatrix, pdf417, microqr
 
-    /// A linear (1D) code: read along scan lines, so a reading must be confirmed (docs/development.md, "How it reads codes").
+    /// A linear (1D) code: read along scan lines, so a reading must be confirmed (docs/design/reading-codes.md).
     public var isLinear: Bool {
         switch self {
         case .qrcode, .aztec, .datamatrix, .pdf417, .microqr: return false

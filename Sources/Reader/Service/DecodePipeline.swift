@@ -27,7 +27,7 @@ public final class DecodePipeline {
         /// Decisions by reason.
         public var reasons: [DecodeGate.Reason: Int] = [:]
         public var decodes = 0
-        /// Attempts run (issue 37: on a presentation that did not read on its first decode, where
+        /// Attempts run (on a presentation that did not read on its first decode, where
         /// plain zbar read nothing).
         public var attempts = 0
         public var replaced = 0
@@ -56,12 +56,12 @@ public final class DecodePipeline {
     private var lastSymbols: [DecodedSymbol] = []
     private var finished: [Worker.Result] = []
 
-    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, docs/development.md).
+    /// zbar's scan density for the kiosk, chosen by measurement (`kiosk-dev bench --density`, docs/measurements/frame-loop.md).
     /// The bench measures other densities by giving them to `ScanService` (`decodeDensity:`).
     public static let defaultDensity = 1
 
     /// The attempts a presentation that did not read on its first decode gets, one a decoded
-    /// frame (issue 37; `AttemptSchedule`).
+    /// frame (`AttemptSchedule`).
     public let attempts: [Attempt]
     private var schedule: AttemptSchedule
 

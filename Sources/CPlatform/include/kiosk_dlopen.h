@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+/*
+ * The one way the C shims load a library on first use (libcrypto, libical, libmosquitto, the
+ * libcamera plugin): open the first of a list of names, look its symbols up, and say what is
+ * missing in dlerror's own words. Which library and which version each shim talks to stays in
+ * that shim: this file knows no library's name.
+ */
+#ifndef KIOSK_DLOPEN_H
+#define KIOSK_DLOPEN_H
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Opens the first of `names` (NULL-terminated, in the order of preference) that dlopen takes
+ * (RTLD_NOW | RTLD_LOCAL): its handle, and in *opened (when opened is not NULL) the name it took.
+ * NULL when none loads, with dlerror's text of every attempt in `why` ("; " between them; always
+ * NUL-terminated when whylen > 0). */
+static inline void *kiosk_dlopen_first(const char *const names[], const char **opened, char *why, size_t whylen) {
+    size_t used = 0;
+    if (why && whylen > 0) why[0] = 0;
+    for (size_t i = 0; names && names[i]; i++) {
+        dlerror();
+        void *handle = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (handle) {
+            if (opened) *opened = names[i];
+            return handle;
+        }
+        const char *e = dlerror();
+        if (why && used + 1 < whylen) {
+            int n = snprintf(why + used, whylen - used, "%s%s", used ? "; " : "", e ? e : names[i]);
+            if (n > 0) used += (size_t)n < whylen - used ? (size_t)n : whylen - used - 1;
+        }
+    }
+    if (why && whylen > 0 && !why[0]) snprintf(why, whylen, "no library to open");
+    return NULL;
+}
+
+/* The address of `name` in `handle`, or NULL with dlerror's text in `why` ("libcrypto.so.3:
+ * undefined symbol: EVP_Digest"; always NUL-terminated when whylen > 0). */
+static inline void *kiosk_dlsym(void *handle, const char *name, char *why, size_t whylen) {
+    dlerror();
+    void *address = dlsym(handle, name);
+    if (!address && why && whylen > 0) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "%s", e ? e : name);
+    }
+    return address;
+}
+
+#endif
