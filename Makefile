@@ -70,7 +70,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut
 
 all: build
 
@@ -355,6 +355,14 @@ test-arm64: deploy-deps peers
 # VM_ARGS=--gpiod2: the GPIO checks again with the trixie tier's kiosk and libgpiod v2.
 test-vm: deps peers
 	harness/vm/run.sh --require $(VM_ARGS)
+
+# Power cuts: the release kiosk's state on ext4 over dm-log-writes in QEMU (Debian's kernel,
+# .cache/vm), the log replayed to every flush, FUA and mark and between, the kiosk started on each
+# point (harness/powercut/run.sh). Full by default (15-25 minutes); POWERCUT_ARGS= is CI's bounded
+# set (about a minute).
+POWERCUT_ARGS ?= --full
+test-powercut: deps peers release
+	KIOSK_VM_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk harness/vm/run.sh --powercut --require $(POWERCUT_ARGS)
 
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
 # run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
