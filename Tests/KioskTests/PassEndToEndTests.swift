@@ -125,7 +125,9 @@ final class PassEndToEndTests: XCTestCase {
         assertNoPass(r.stderr, "the log")
         assertNoPass(r.stdout, "stdout")
         // The state holds the slots (public facts), no pass and no key.
-        let store = try String(contentsOfFile: state + "/used-tokens", encoding: .utf8)
+        // The snapshot and the log appended to since (each grant's record).
+        let store = ["/used-tokens", "/used-tokens.log"].compactMap { try? String(contentsOfFile: state + $0, encoding: .utf8) }.joined()
+        XCTAssertFalse(store.isEmpty, "the used-token store holds the slots")
         XCTAssertTrue(store.contains("s:3:" + PayloadBytes.hex(Array("alice".utf8))), store)
         assertNoPass(store, "the used-token store")
         assertNoSecretOnTheDoor(holderKeys: ["alice.key", "bob.key", "eve.key", "mallory.key", "carol.key"])
