@@ -125,7 +125,8 @@ gzip -9n < "$repo/docs/man/kiosk.conf.5" > "$root/usr/share/man/man5/kiosk.conf.
 plugin_dir=$root/usr/share/kiosk/libcamera-plugin
 install -D -m 0644 "$repo/plugins/libcamera/Makefile" "$plugin_dir/Makefile"
 install -m 0644 "$repo/plugins/libcamera/kiosk_libcamera.cpp" "$repo/plugins/libcamera/lc-probe.c" \
-  "$repo/Sources/CLibcamera/include/kiosk_libcamera.h" "$repo/Sources/CLibcamera/loader.c" "$plugin_dir/"
+  "$repo/Sources/CLibcamera/include/kiosk_libcamera.h" "$repo/Sources/CLibcamera/loader.c" \
+  "$repo/Sources/CPlatform/include/kiosk_dlopen.h" "$plugin_dir/"
 
 year=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y)
 cat > "$root/usr/share/doc/kiosk/copyright" <<EOF

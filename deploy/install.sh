@@ -178,7 +178,7 @@ elif [ -e "$DESTDIR$dropin_path" ]; then
 fi
 # The libcamera plugin's source, as the package ships it (docs/installing.md, "The camera").
 for f in plugins/libcamera/Makefile plugins/libcamera/kiosk_libcamera.cpp plugins/libcamera/lc-probe.c \
-         Sources/CLibcamera/include/kiosk_libcamera.h Sources/CLibcamera/loader.c; do
+         Sources/CLibcamera/include/kiosk_libcamera.h Sources/CLibcamera/loader.c Sources/CPlatform/include/kiosk_dlopen.h; do
   put "$repo/$f" "$plugin_dir/${f##*/}" 644
 done
 

@@ -246,7 +246,7 @@ check deb-contents "binary, unit, conffile and docs where Debian wants them, own
            ! grep -q "/usr/local\|/opt/" <<<"$c" || { echo "$c"; exit 1; }' _ "$deb"
 check deb-libcamera-plugin "the libcamera plugin's source ships in /usr/share/kiosk/libcamera-plugin and builds there, alone, into a plugin the kiosk's loader accepts" \
   bash -c 'd=$(mktemp -d "$2/plugin.XXXXXX"); dpkg-deb -x "$1" "$d"; p=$d/usr/share/kiosk/libcamera-plugin
-           for f in Makefile kiosk_libcamera.cpp kiosk_libcamera.h loader.c lc-probe.c; do [ -f "$p/$f" ] || { echo "no $f"; exit 1; }; done
+           for f in Makefile kiosk_libcamera.cpp kiosk_libcamera.h kiosk_dlopen.h loader.c lc-probe.c; do [ -f "$p/$f" ] || { echo "no $f"; exit 1; }; done
            make -s -C "$p" kiosk-libcamera.so lc-probe >"$d/make.log" 2>&1 || { cat "$d/make.log"; exit 1; }
            nm -D --defined-only "$p/kiosk-libcamera.so" | grep -q " T kiosk_lcp_open$" || { echo "no kiosk_lcp_open exported"; exit 1; }
            ! nm -D --defined-only "$p/kiosk-libcamera.so" | grep " T " | grep -qv " kiosk_lcp_" || { echo "exports more than kiosk_lcp_*"; exit 1; }
