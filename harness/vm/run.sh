@@ -219,7 +219,7 @@ cjpeg -quality 90 "$ROOT/frames/qr-RGB-640x480.ppm" >"$ROOT/frames/qr-MJPG-640x4
 rm -f "$ROOT"/frames/*.pgm "$ROOT"/frames/*.ppm
 
 # --- the initramfs -------------------------------------------------------------------------------
-mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,lib/modules/"$KVER"/deps,tests}
+mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,lib/modules/"$KVER"/deps,harness}
 cp /bin/busybox "$ROOT/bin/busybox"
 ln -s busybox "$ROOT/bin/sh"
 gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
