@@ -50,12 +50,13 @@ PACKAGES += faketime
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
-# iCalendar holidays written by icalendar and expanded by recurring-ical-events; event
+# iCalendar holidays written by icalendar and expanded by recurring-ical-events, passes for the
+# phone (KH1:) encoded by cbor2 (harness/pass/peer.py, with cryptography and cwt); event
 # tickets minted by pretix itself (its Sig1TicketSecretGenerator, Tests/Peers/pretix_tickets.py).
 # `make peers` puts them in .cache/peers (ignored); the targets that test depend on it (test,
 # test-examples, test-sanitizers, test-arm64), the build never does (harness/deploy/no-pypi.sh
 # proves it). The tests find its python through KIOSK_PEERS_PYTHON, which `make test` sets.
-PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2 jinja2==3.1.6
+PEERS := cwt==3.3.0 pycose==1.1.0 pyotp==2.12.1 libosdp==3.2.9 icalendar==7.3.2 recurring-ical-events==3.8.2 jinja2==3.1.6 cbor2==5.9.0
 PEERS_DIR := $(CURDIR)/.cache/peers
 PEERS_PYTHON := $(PEERS_DIR)/bin/python
 # pretix in a venv of its own inside the peers' (.cache/peers/pretix; the tests find its python

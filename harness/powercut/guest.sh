@@ -68,6 +68,7 @@ MNT=/state                  # the logged file system, during the workload
 CHK=/chk                    # a point's copy, mounted
 DATA_MB=16 LOG_MB=192
 KENV="PATH=/bin:/usr/bin:/sbin:/usr/sbin HOME=/tmp KIOSK_VERDICT=credentials KIOSK_TRUST_DIR=$P/trust KIOSK_REQUIRE_SYNCED_CLOCK=0 RUNTIME_DIRECTORY=/tmp/pc-run"
+[ "${EXPECT:-}" = broken ] && KENV="$KENV KIOSK_TEST_BROKEN_WRITES=1"  # the test build skips its syncs only when asked
 
 # ---- the logged device --------------------------------------------------------------------------
 # logged_up [MOUNT-OPTIONS]: a new file system on a new data image, its copy as made (base.img), the
