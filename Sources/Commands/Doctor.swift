@@ -60,8 +60,12 @@ public struct Doctor {
 
     // MARK: the state directory
 
-    /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM,
-    /// whatever `KIOSK_VOLATILE_STATE` says.
+    /// Whether this configuration keeps there what a power cut must not lose: used one-time
+    /// credentials (credentials mode), the door's mode (a strike), the scans spooled for the broker.
+    var keepsState: Bool { configuration.verdict == .credentials || configuration.doorLine != nil || configuration.isMQTT }
+
+    /// Whether /var/lib/kiosk (`$STATE_DIRECTORY`) survives a power cut: FAIL when it is in RAM and
+    /// the configuration keeps something there, whatever `KIOSK_VOLATILE_STATE` says.
     public func state() -> [Check] {
         let folder = UsedTokenStore.directory(environment)
         switch stateProbe.verdict(folder) {
@@ -69,6 +73,9 @@ public struct Doctor {
             return [Check(verdict: .pass, subject: "state", detail: "\(folder) survives a power cut (not in RAM)")]
         case .unknown(let why):
             return [Check(verdict: .warn, subject: "state", detail: "\(why): whether it survives a power cut is not known")]
+        case .volatile(let why) where !keepsState:
+            return [Check(verdict: .warn, subject: "state", detail: "\(why): a power cut loses what is kept there, and this configuration keeps nothing that must survive one "
+                          + "(no credentials, no door line, no broker); with any of them this is a FAIL")]
         case .volatile(let why):
             let policy = configuration.volatileState == .refuse
                 ? "one-time credentials, uses and ticket entries are denied (KIOSK_VOLATILE_STATE=refuse)"

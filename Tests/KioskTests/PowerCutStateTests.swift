@@ -117,7 +117,14 @@ final class PowerCutStateTests: XCTestCase {
     }
 
     func testDoctorFailsAStateDirectoryInRAM() {
-        var d = Doctor(configuration: Configuration())
+        // A scanner that keeps nothing there (no credentials, no strike, no broker): a warning.
+        var plain = Doctor(configuration: Configuration())
+        plain.environment = ["STATE_DIRECTORY": "/var/lib/kiosk"]
+        plain.stateProbe = StateDirectoryProbe(magicOf: { _ in StateDurability.tmpfsMagic }, mountinfo: { nil })
+        XCTAssertTrue(plain.state().map(\.line)[0].hasPrefix("WARN state: /"), "\(plain.state())")
+        var config = Configuration()
+        config.verdict = .credentials
+        var d = Doctor(configuration: config)
         d.environment = ["STATE_DIRECTORY": "/var/lib/kiosk"]
         d.stateProbe = StateDirectoryProbe(magicOf: { _ in StateDurability.tmpfsMagic }, mountinfo: { nil })
         let line = d.state().map(\.line)
