@@ -30,6 +30,8 @@ let package = Package(
         .executableTarget(name: "FuzzHolidays", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // Site bundles: the envelope, the site key's check, the payload's reader.
         .executableTarget(name: "FuzzBundle", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // The used-token store's snapshot and log as a power cut may leave them.
+        .executableTarget(name: "FuzzStore", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // Passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
         .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],

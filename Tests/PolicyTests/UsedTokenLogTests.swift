@@ -68,6 +68,21 @@ final class UsedTokenLogTests: XCTestCase {
         }
     }
 
+    /// Empty lines (a line end doubled by a bad sector) are damage, not a crash: FuzzStore found
+    /// the replay trapping on them.
+    func testEmptyLinesAreDamageNotACrash() {
+        var tokens = UsedTokens()
+        _ = tokens.claim("c:0ca201", until: 2_000_000_000, now: 1_000, skew: 30)
+        let record = UsedTokenLog.record("c:0ca201", in: tokens)!
+        var replayed = UsedTokens()
+        let r = UsedTokenLog.replay(Array("\n\n".utf8) + record + Array("\n".utf8), into: &replayed)
+        XCTAssertEqual(r.records, 1)
+        XCTAssertEqual(r.damagedRecords, 2)
+        XCTAssertEqual(replayed.entries, tokens.entries)
+        var none = UsedTokens()
+        XCTAssertEqual(UsedTokenLog.replay(Array("\n".utf8), into: &none).records, 0)
+    }
+
     func testZeroLengthZerosAndFlippedBytes() {
         var t = UsedTokens()
         XCTAssertEqual(UsedTokenLog.replay([], into: &t), UsedTokenLog.Replay())

@@ -49,7 +49,9 @@ public enum UsedTokenLog {
                 r.damagedRecords += badSinceGood
                 badSinceGood = 0
                 r.goodLength = end + 1
-            } else if let (key, expiry, uses) = (start + 1..<end).lazy.compactMap({ parseRecord(bytes[$0..<end]) }).first {
+            } else if end > start + 1,
+                      // A record is at most 200 bytes: only the line's last 200 can start one.
+                      let (key, expiry, uses) = (max(start + 1, end - 200)..<end).lazy.compactMap({ parseRecord(bytes[$0..<end]) }).first {
                 // A line end lost (a byte changed): a damaged record, then a whole one.
                 tokens.set(key, until: expiry, uses: uses)
                 r.records += 1
