@@ -16,8 +16,6 @@ func say(_ line: String) {
     _ = write(1, &bytes, bytes.count)
 }
 
-nonisolated(unsafe) var stopRequested: sig_atomic_t = 0  // set by the SIGTERM handler only
-
 let env = Files.environment()
 
 // MQTT_CHILD_MAPS=1: whether libmosquitto and the libssl it pulls in are mapped
@@ -44,6 +42,14 @@ guard let port = env["MQTT_CHILD_PORT"].flatMap(Int.init), let topic = env["MQTT
     exit(2)
 }
 let scans = env["MQTT_CHILD_SCANS"].flatMap(Int.init) ?? 0
+// SIGTERM blocked before any thread starts (they inherit the mask) and taken by sigwait at the
+// end: a SIGTERM that comes early (the test sees "event connected" from the link's thread before
+// this thread is done) waits for sigwait instead of killing the child or falling between a flag's
+// check and pause().
+var terminate = sigset_t()
+sigemptyset(&terminate)
+sigaddset(&terminate, SIGTERM)
+pthread_sigmask(SIG_BLOCK, &terminate, nil)
 let spool = try Spool(directory: folder, capacity: 1000)
 var settings = BrokerSettings(address: BrokerAddress(host: "127.0.0.1", port: port, tls: false), topics: FleetTopics(prefix: topic),
                               clientID: FleetTopics.defaultClientID(prefix: topic), discoveryPrefix: nil, version: "test")
@@ -63,7 +69,7 @@ for i in 1...max(1, scans) where scans > 0 {
 // Spooled: in the file (what the spool holds plus what the broker already acknowledged).
 while spool.count + link.counters.acknowledged < before + scans { usleep(5000) }
 say("spooled \(scans)")
-signal(SIGTERM) { _ in stopRequested = 1 }
-while stopRequested == 0 { pause() }  // woken by the signal
+var taken: Int32 = 0
+while sigwait(&terminate, &taken) != 0 {}
 link.stop()
 say("stopped")
