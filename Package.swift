@@ -44,7 +44,25 @@
 //                 plain zbar, the reference reader the accuracy bench and the tests share
 //   C*          - thin C shims and system-library maps; no policy lives there. A library loaded on
 //                 first use goes through CPlatform's kiosk_dlopen.h (which names no library)
+import Foundation
 import PackageDescription
+
+/// What a target built from several concerns' folders (`path: "Sources"`) leaves out: every folder
+/// and file under Sources/ that is not one of its `sources` nor holds one (SwiftPM warns of each
+/// file it is not told about).
+func elsewhere(_ sources: [String]) -> [String] {
+    let root = Context.packageDirectory + "/Sources"
+    let names = { (folder: String) in ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []).sorted() }
+    return names("").flatMap { top -> [String] in
+        if sources.contains(top) { return [] }
+        if !sources.contains(where: { $0.hasPrefix(top + "/") }) { return [top] }
+        return names(top).map { top + "/" + $0 }.filter { !sources.contains($0) }
+    }
+}
+
+let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]
+let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]
+let commands = ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command"]
 
 let package = Package(
     name: "kiosk",
@@ -70,7 +88,7 @@ let package = Package(
         .target(name: "CCrypto", dependencies: ["CPlatform"], path: "Sources/CCrypto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Crypto", dependencies: ["CCrypto", "Platform"]),
         // The pure core: every concern's Policy/ folder, one module with no dependency.
-        .target(name: "Policy", path: "Sources", sources: ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]),
+        .target(name: "Policy", path: "Sources", exclude: elsewhere(policy), sources: policy),
         // zlib's inflate with a cap (credentials' payloads). libz is already linked by libpng.
         .target(name: "CZlib", path: "Sources/CZlib", linkerSettings: [.linkedLibrary("z")]),
         // Signed and rotating credentials verified offline: trust, store, verifier.
@@ -87,17 +105,15 @@ let package = Package(
         // libmosquitto loaded on first use (dlopen): its mosquitto_* names defined as
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
-        .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service", "Command"]),
+        .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service"]),
         // The service: its own files and every concern's Service/ folder.
         .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
-                path: "Sources", exclude: ["Kiosk/Policy"],
-                sources: ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]),
+                path: "Sources", exclude: elsewhere(service) + ["Kiosk/Policy"], sources: service),
         // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
         // The command line: its own files and every concern's Command/ folder.
         .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
-                path: "Sources",
-                sources: ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Fleet/Command"]),
+                path: "Sources", exclude: elsewhere(commands), sources: commands),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
         // about 0.7 MB smaller (docs/design/memory.md). Both toolchains ship lld (swift.org's, trixie's swiftlang).
