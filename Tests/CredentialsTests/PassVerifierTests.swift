@@ -11,27 +11,18 @@ import XCTest
 /// independent peer (harness/pass/peer.py: `cryptography`, `cbor2`, `cwt`), with an injected wall
 /// clock; the holders file through OpenSSL's point check; the replay state across a restart.
 final class PassVerifierTests: XCTestCase {
-    var folder = ""
-    var trust: String { folder + "/trust" }
-    var state: String { folder + "/state" }
-    var holders: String { folder + "/holders" }
-    var peer: PassPeer!
+    var fixture: PassFolder!
+    var folder: String { fixture.path }
+    var trust: String { fixture.trust }
+    var state: String { fixture.state }
+    var holders: String { fixture.holders }
+    var peer: PassPeer { fixture.peer }
     let wall = VerifierTests.Wall()
     let synced = VerifierTests.Synced()
     var slot: Int64 { wall.now / 5 }
 
-    override func setUpWithError() throws {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
-        folder = NSTemporaryDirectory() + "kiosk-pass-\(UUID().uuidString.prefix(8))"
-        for d in [trust, state] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
-        peer = try PassPeer(python: python)
-        try peer.issuer(privatePath: folder + "/issuer.key", publicPath: trust + "/issuer-1.pem")
-    }
-
-    override func tearDownWithError() throws {
-        peer = nil
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override func setUpWithError() throws { fixture = try PassFolder(name: "kiosk-pass") }
+    override func tearDown() { fixture?.remove() }
 
     func verifier(_ configure: (inout Configuration) -> Void = { _ in }, clock: ManualClock = ManualClock()) throws -> CredentialVerifier {
         var c = Configuration()
@@ -50,10 +41,7 @@ final class PassVerifierTests: XCTestCase {
     }
 
     func credential(_ claims: [String: Any] = [:], key: String = "issuer.key", holder: PassPeer.Holder?) throws -> [UInt8] {
-        let now = Int(wall.now)
-        var all: [String: Any] = ["1": "acme", "2": "alice", "4": now + 3600, "5": now - 60, "6": now - 60]
-        all.merge(claims) { _, b in b }
-        return try peer.credential(privatePath: folder + "/" + key, kid: "issuer-1", claims: all, holderKey: holder?.key).bytes
+        try fixture.credential(claims, key: key, holder: holder, now: Int(wall.now))
     }
 
     // MARK: form 2

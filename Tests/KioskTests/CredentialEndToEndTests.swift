@@ -238,17 +238,7 @@ final class CredentialEndToEndTests: XCTestCase {
     /// the kernel does for a clock no one has set (maximum error 16 s, STA_UNSYNC, TIME_ERROR),
     /// the kiosk's real call path unchanged.
     func testAnUnsynchronisedClockDeniesTimeBoundCredentials() throws {
-        let source = folder + "/unsync.c", library = folder + "/unsync.so"
-        try """
-        #include <sys/timex.h>
-        int adjtimex(struct timex *t) { t->status = STA_UNSYNC; t->maxerror = 16000000; return TIME_ERROR; }
-        """.write(toFile: source, atomically: true, encoding: .utf8)
-        let cc = Process()
-        cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
-        cc.arguments = ["-shared", "-fPIC", "-o", library, source]
-        try cc.run()
-        cc.waitUntilExit()
-        XCTAssertEqual(cc.terminationStatus, 0)
+        let library = try unsynchronisedLibrary()
         let secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
         try "carol \(secret)\n".write(toFile: folder + "/totp", atomically: true, encoding: .utf8)
         let timed = try mint()

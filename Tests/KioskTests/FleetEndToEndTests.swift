@@ -405,7 +405,7 @@ final class FleetEndToEndTests: XCTestCase {
 
         // A spool folder the kiosk cannot make: a clear error at start, exit 69.
         let file = folder.path + "/a-file"
-        FileManager.default.createFile(atPath: file, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: Data()))
         let unwritable = try runToEnd(["run"], env: fleetEnv(broker, topic: topic, state: file + "/state", ["KIOSK_CAMERA": "replay:\(still)"]))
         XCTAssertEqual(unwritable.status, 69, unwritable.output)
         XCTAssertTrue(unwritable.output.contains("event=mqtt_spool_unavailable"), unwritable.output)

@@ -11,27 +11,20 @@ import XCTest
 /// Every reason the contract gives a pass, the events' new fields, and no pass's bytes in any
 /// output.
 final class PassEndToEndTests: XCTestCase {
-    var folder = ""
-    var trust: String { folder + "/trust" }
-    var state: String { folder + "/state" }
-    var holders: String { folder + "/holders" }
-    var peer: PassPeer!
+    var fixture: PassFolder!
+    var folder: String { fixture.path }
+    var trust: String { fixture.trust }
+    var state: String { fixture.state }
+    var holders: String { fixture.holders }
+    var peer: PassPeer { fixture.peer }
     /// Every pass shown: none may appear in any output.
     var shown: [[UInt8]] = []
 
     override func setUpWithError() throws {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
-        folder = NSTemporaryDirectory() + "kiosk-pass-e2e-\(UUID().uuidString.prefix(8))"
-        for d in [trust, state] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
-        peer = try PassPeer(python: python)
-        try peer.issuer(privatePath: folder + "/issuer.key", publicPath: trust + "/issuer-1.pem")
+        fixture = try PassFolder(name: "kiosk-pass-e2e")
     }
-
-    override func tearDownWithError() throws {
-        peer = nil
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override func tearDown() { fixture?.remove() }
 
     var now: Int { Int(Date().timeIntervalSince1970) }
 
@@ -53,9 +46,7 @@ final class PassEndToEndTests: XCTestCase {
     }
 
     func credential(_ claims: [String: Any] = [:], key: String = "issuer.key", holder: PassPeer.Holder?) throws -> [UInt8] {
-        var all: [String: Any] = ["1": "acme", "2": "alice", "4": now + 3600, "5": now - 60, "6": now - 60]
-        all.merge(claims) { _, b in b }
-        return try peer.credential(privatePath: folder + "/" + key, kid: "issuer-1", claims: all, holderKey: holder?.key).bytes
+        try fixture.credential(claims, key: key, holder: holder, now: now)
     }
 
     /// No pass, nor 12 bytes of its CBOR (as hex or as the raw bytes), in `text`.

@@ -68,40 +68,15 @@ VMLINUZ=$R/boot/vmlinuz-$KVER
 [ -e "$MODBASE/$KVER/modules.dep" ] || depmod -b "${MODBASE%/lib/modules}" "$KVER"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-vm-arm64-clock.XXXXXX")
-SERVER_PID=
-cleanup() { [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$W"; }
+TAG=vm-arm64-clock
+. "$VMDIR/clock-common.sh"
+cleanup() { stop_server; rm -rf "$W"; }
 trap cleanup EXIT
 ROOT=$W/root
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,etc,trust,frames,state,lib/modules}
 
-# --- the credential and its frames (as harness/vm/clock.sh makes them) -----------------------------
-now=$(date +%s)
-printf '{"op":"keygen","alg":"ES256","private":"%s","public":"%s"}\n{"op":"sign","private":"%s","alg":"ES256","kid":"issuer-1","claims":{"1":"acme","2":"alice","4":%d,"5":%d,"6":%d}}\n' \
-  "$W/es.key" "$ROOT/trust/issuer-1.pem" "$W/es.key" $((now + 86400)) $((now - 86400)) "$now" |
-  "$PEERS_PYTHON" "$REPO/Tests/Peers/credentials.py" >"$W/peer.out" || die "the credential peer failed"
-CRED=$(sed -n 2p "$W/peer.out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["text"])') || die "no credential"
-python3 - "$VMDIR" "$ROOT/frames" "$CRED" <<'EOF' || die "the frames were not written"
-import sys
-sys.path.insert(0, sys.argv[1])
-from frames import modules
-here, out, text = sys.argv[1:4]
-W, H, SCALE, QUIET = 640, 480, 4, 4
-rows = modules(58, text)
-n = len(rows) + 2 * QUIET
-def frame(code):
-    px = bytearray([220]) * (W * H)
-    if code:
-        x0, y0 = (W - n * SCALE) // 2, (H - n * SCALE) // 2
-        for r, row in enumerate(rows):
-            for c, bit in enumerate(row):
-                if bit:
-                    for dy in range(SCALE):
-                        o = (y0 + (r + QUIET) * SCALE + dy) * W + x0 + (c + QUIET) * SCALE
-                        px[o:o + SCALE] = bytes([30]) * SCALE
-    return b"P5 %d %d 255\n" % (W, H) + bytes(px)
-for i, code in enumerate([False, True, False]):
-    open("%s/%04d.pgm" % (out, i), "wb").write(frame(code))
-EOF
+# --- the credential and its frames (harness/vm/clock-common.sh) ------------------------------------
+clock_credential
 
 # --- the initramfs: files from the arm64 root and what they need (readelf's NEEDED, recursively) --
 cp "$R/usr/bin/busybox" "$ROOT/bin/busybox"
@@ -145,24 +120,12 @@ echo 'root:x:0:' >"$ROOT/etc/group"
 cp "$VMDIR/clock-guest.sh" "$ROOT/init"
 chmod +x "$ROOT/init"
 (cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
-initrd_with_floor() {
-  cp "$W/initrd.cpio" "$2"
-  if [ -n "$1" ]; then
-    rm -rf "$W/overlay" && mkdir -p "$W/overlay/state" && echo "$1" >"$W/overlay/state/clock-floor"
-    (cd "$W/overlay" && find . | cpio -o -H newc --quiet) >>"$2"
-  fi
-}
-CHRONYD_HOST=$VMDIR/../../.cache/vm/chrony/usr/sbin/chronyd
-start_server() {
-  [ -x "$CHRONYD_HOST" ] || { mkdir -p "$W/chrony-host" && (cd "$W/chrony-host" && apt-get -o APT::Sandbox::User=root download -q chrony >/dev/null) &&
-    dpkg-deb -x "$W"/chrony-host/chrony_*.deb "$W/chrony-host/x" && CHRONYD_HOST=$W/chrony-host/x/usr/sbin/chronyd; } || die "no chronyd for the host"
-  SERVER_PORT=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  printf 'port %s\nbindaddress 127.0.0.1\nlocal stratum 8\nallow 127.0.0.1\ncmdport 0\npidfile %s\n' "$SERVER_PORT" "$W/server.pid" >"$W/server.conf"
-  "$CHRONYD_HOST" -x -d -f "$W/server.conf" -u root -L 0 >"$W/server.log" 2>&1 &
-  SERVER_PID=$!
-  sleep 1
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the NTP server did not start: $(cat "$W/server.log")"
-}
+# The host's chronyd for the NTP server: the x86 VM tier's (.cache/vm), else downloaded here.
+CHRONYD=$VMDIR/../../.cache/vm/chrony/usr/sbin/chronyd
+if [ ! -x "$CHRONYD" ]; then
+  mkdir -p "$W/chrony-host" && (cd "$W/chrony-host" && apt-get -o APT::Sandbox::User=root download -q chrony >/dev/null) &&
+    dpkg-deb -x "$W"/chrony-host/chrony_*.deb "$W/chrony-host/x" && CHRONYD=$W/chrony-host/x/usr/sbin/chronyd || die "no chronyd for the host"
+fi
 
 LOGS=$CACHE/clock
 mkdir -p "$LOGS"
@@ -183,33 +146,10 @@ boot() {  # boot CASE INITRD APPEND QEMU-ARGS...
     { grep -q '^FAIL ' "$LOGS/$name.log" || { echo "FAIL vm-arm64-clock: $name: no verdict (status $status)"; tail -5 "$LOGS/$name.log"; }; }
 }
 
-FLOOR=""
-for c in "${CASES[@]}"; do
-  case $c in
-    rtc)
-      initrd_with_floor "" "$W/initrd-rtc.cpio"
-      boot rtc "$W/initrd-rtc.cpio" "" -rtc base=utc -nic none
-      FLOOR=$(sed -n '/^FLOOR-BEGIN$/,/^FLOOR-END$/p' "$LOGS/rtc.log" | sed '1d;$d' | head -1)
-      ;;
-    behind|ntp)
-      [ -n "$FLOOR" ] || { FLOOR=$(date +%s); echo "INFO vm-arm64-clock: $c: no rtc boot before it: the floor is the host's time now ($FLOOR)"; }
-      initrd_with_floor "$FLOOR" "$W/initrd-$c.cpio"
-      if [ "$c" = behind ]; then
-        boot behind "$W/initrd-behind.cpio" "" -rtc base=2001-01-01T00:00:00 -nic none
-      else
-        start_server
-        boot ntp "$W/initrd-ntp.cpio" "ntp_port=$SERVER_PORT" -rtc base=2001-01-01T00:00:00 \
-          -netdev user,id=n0,net=10.0.2.0/24 -device virtio-net-pci,netdev=n0
-        kill "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
-      fi
-      ;;
-    none)
-      initrd_with_floor "" "$W/initrd-none.cpio"
-      boot none "$W/initrd-none.cpio" "initcall_blacklist=pl031_driver_init" -nic none
-      ;;
-  esac
-done 2>&1 | tee "$W/summary"
-passed=$(grep -c '^PASS ' "$W/summary" || true)
-failed=$(grep -c '^FAIL ' "$W/summary" || true)
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+rtc_at() {  # rtc_at TIME [network]: the PL031 at TIME, no network unless asked
+  echo -rtc "base=$1"
+  [ "${2:-}" = network ] || echo -nic none
+}
+NIC=virtio-net-pci
+boot_none() { boot none "$1" "initcall_blacklist=pl031_driver_init" -nic none; }
+run_cases "${CASES[@]}"

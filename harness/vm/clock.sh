@@ -88,41 +88,16 @@ fi
 [ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-vm-clock.XXXXXX")
-SERVER_PID=
-cleanup() { [ -z "$SERVER_PID" ] || kill "$SERVER_PID" 2>/dev/null || true; rm -rf "$W"; }
+TAG=vm-clock
+CHRONYD=$CHRONY/usr/sbin/chronyd
+. "$HERE/clock-common.sh"
+cleanup() { stop_server; rm -rf "$W"; }
 trap cleanup EXIT
 ROOT=$W/root
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,etc,trust,frames,state,lib/modules}
 
 # --- an issuer's key, one time-bound credential (a day either side of now), its frames ---------
-now=$(date +%s)
-printf '{"op":"keygen","alg":"ES256","private":"%s","public":"%s"}\n{"op":"sign","private":"%s","alg":"ES256","kid":"issuer-1","claims":{"1":"acme","2":"alice","4":%d,"5":%d,"6":%d}}\n' \
-  "$W/es.key" "$ROOT/trust/issuer-1.pem" "$W/es.key" $((now + 86400)) $((now - 86400)) "$now" |
-  "$PEERS_PYTHON" "$REPO/Tests/Peers/credentials.py" >"$W/peer.out" || die "the credential peer failed"
-CRED=$(sed -n 2p "$W/peer.out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["text"])') || die "no credential: $(cat "$W/peer.out")"
-python3 - "$HERE" "$ROOT/frames" "$CRED" <<'EOF' || die "the frames were not written"
-import sys
-sys.path.insert(0, sys.argv[1])
-from frames import modules  # zint's modules of the code
-here, out, text = sys.argv[1:4]
-W, H, SCALE, QUIET = 640, 480, 4, 4
-rows = modules(58, text)
-n = len(rows) + 2 * QUIET
-assert n * SCALE <= min(W, H), "the code does not fit"
-def frame(code):
-    px = bytearray([220]) * (W * H)
-    if code:
-        x0, y0 = (W - n * SCALE) // 2, (H - n * SCALE) // 2
-        for r, row in enumerate(rows):
-            for c, bit in enumerate(row):
-                if bit:
-                    for dy in range(SCALE):
-                        o = (y0 + (r + QUIET) * SCALE + dy) * W + x0 + (c + QUIET) * SCALE
-                        px[o:o + SCALE] = bytes([30]) * SCALE
-    return b"P5 %d %d 255\n" % (W, H) + bytes(px)
-for i, code in enumerate([False, True, False]):
-    open("%s/%04d.pgm" % (out, i), "wb").write(frame(code))
-EOF
+clock_credential
 got=$("$KIOSK_BIN" decode "$ROOT/frames/0001.pgm" 2>&1 | sed 's/^[^:]*: //')
 [ "$got" = "QR-Code: $CRED" ] || die "the credential's frame does not decode on the host: ${got:0:80}"
 
@@ -148,28 +123,6 @@ cp "$HERE/clock-guest.sh" "$ROOT/init"
 chmod +x "$ROOT/init"
 (cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
 
-# A case's initramfs: the common one and, appended (the kernel unpacks each archive in turn), the
-# floor an earlier boot kept.
-initrd_with_floor() {
-  local floor=$1 out=$2
-  cp "$W/initrd.cpio" "$out"
-  if [ -n "$floor" ]; then
-    rm -rf "$W/overlay" && mkdir -p "$W/overlay/state"
-    echo "$floor" >"$W/overlay/state/clock-floor"
-    (cd "$W/overlay" && find . | cpio -o -H newc --quiet) >>"$out"
-  fi
-}
-
-# --- the NTP server on the host: chronyd -x (it serves this machine's clock and never sets it) -----
-start_server() {
-  SERVER_PORT=$(python3 -c 'import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  printf 'port %s\nbindaddress 127.0.0.1\nlocal stratum 8\nallow 127.0.0.1\ncmdport 0\npidfile %s\n' "$SERVER_PORT" "$W/server.pid" >"$W/server.conf"
-  "$CHRONY/usr/sbin/chronyd" -x -d -f "$W/server.conf" -u root -L 0 >"$W/server.log" 2>&1 &
-  SERVER_PID=$!
-  sleep 1
-  kill -0 "$SERVER_PID" 2>/dev/null || die "the NTP server did not start: $(cat "$W/server.log")"
-}
-
 LOGS=$CACHE/clock
 mkdir -p "$LOGS"
 boot() {  # boot CASE INITRD APPEND QEMU-ARGS...: the console in $LOGS/CASE.log
@@ -194,37 +147,13 @@ boot() {  # boot CASE INITRD APPEND QEMU-ARGS...: the console in $LOGS/CASE.log
   esac
 }
 
-FLOOR=""
-for c in "${CASES[@]}"; do
-  case $c in
-    rtc)
-      initrd_with_floor "" "$W/initrd-rtc.cpio"
-      boot rtc "$W/initrd-rtc.cpio" "" -machine pc -rtc base=utc
-      FLOOR=$(sed -n '/^FLOOR-BEGIN$/,/^FLOOR-END$/p' "$LOGS/rtc.log" | sed '1d;$d' | head -1)
-      ;;
-    behind|ntp)
-      # The floor of the rtc case's boot (run it first); alone, one kept now (an earlier boot's stand-in).
-      [ -n "$FLOOR" ] || { FLOOR=$(date +%s); echo "INFO vm-clock: $c: no rtc boot before it: the floor is the host's time now ($FLOOR)"; }
-      initrd_with_floor "$FLOOR" "$W/initrd-$c.cpio"
-      if [ "$c" = behind ]; then
-        boot behind "$W/initrd-behind.cpio" "" -machine pc -rtc base=2001-01-01T00:00:00
-      else
-        start_server
-        boot ntp "$W/initrd-ntp.cpio" "ntp_port=$SERVER_PORT" -machine pc -rtc base=2001-01-01T00:00:00 \
-          -netdev user,id=n0,net=10.0.2.0/24 -device e1000,netdev=n0
-        kill "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
-      fi
-      ;;
-    none)
-      initrd_with_floor "" "$W/initrd-none.cpio"
-      # microvm has no HPET or ACPI PM timer to calibrate the TSC against, and on a busy host the
-      # PIT calibration fails (then the boot hangs): the host's TSC rate (TCG's) is given.
-      khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
-      boot none "$W/initrd-none.cpio" "tsc_early_khz=${khz:-2000000}" -machine microvm,rtc=off,isa-serial=on
-      ;;
-  esac
-done 2>&1 | tee "$W/summary"
-passed=$(grep -c '^PASS ' "$W/summary" || true)
-failed=$(grep -c '^FAIL ' "$W/summary" || true)
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+rtc_at() { echo -machine pc -rtc "base=$1"; }  # rtc_at TIME [network]: x86's mc146818 at TIME
+NIC=e1000
+boot_none() {
+  # microvm has no HPET or ACPI PM timer to calibrate the TSC against, and on a busy host the
+  # PIT calibration fails (then the boot hangs): the host's TSC rate (TCG's) is given.
+  local khz
+  khz=$(awk -F: '/^cpu MHz/ { printf "%d", $2 * 1000; exit }' /proc/cpuinfo)
+  boot none "$1" "tsc_early_khz=${khz:-2000000}" -machine microvm,rtc=off,isa-serial=on
+}
+run_cases "${CASES[@]}"
