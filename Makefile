@@ -89,9 +89,9 @@ peers:
 	if [ "$$(cat $$stamp 2>/dev/null)" != "$(PEERS) $(PRETIX_PEER)" ]; then \
 	  echo "make peers: installing $(PEERS) into $(PEERS_DIR), $(PRETIX_PEER) into $(PRETIX_PEER_DIR)"; \
 	  rm -rf $(PEERS_DIR) && $(PYTHON) -m venv $(PEERS_DIR) && \
-	  $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PEERS) && \
+	  $(PEERS_DIR)/bin/python -m pip install -q --disable-pip-version-check $(PEERS) && \
 	  $(PYTHON) -m venv $(PRETIX_PEER_DIR) && \
-	  $(PRETIX_PEER_DIR)/bin/pip install -q --disable-pip-version-check $(PRETIX_PEER) && \
+	  $(PRETIX_PEER_DIR)/bin/python -m pip install -q --disable-pip-version-check $(PRETIX_PEER) && \
 	  echo "$(PEERS) $(PRETIX_PEER)" > $$stamp; \
 	else echo "make peers: $(PEERS_DIR) has $(PEERS) $(PRETIX_PEER)"; fi
 
@@ -137,7 +137,7 @@ bench-2d: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	@stamp=$(BENCH_2D)/venv/.pins; if [ "$$(cat $$stamp 2>/dev/null)" != "$(ZXING_PY)" ]; then \
 	  rm -rf $(BENCH_2D)/venv && $(PYTHON) -m venv $(BENCH_2D)/venv && \
-	  $(BENCH_2D)/venv/bin/pip install -q --disable-pip-version-check $(ZXING_PY) && echo "$(ZXING_PY)" > $$stamp; fi
+	  $(BENCH_2D)/venv/bin/python -m pip install -q --disable-pip-version-check $(ZXING_PY) && echo "$(ZXING_PY)" > $$stamp; fi
 	rm -rf $(BENCH_2D)/pictures && mkdir -p $(BENCH_2D)/pictures
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev twod --dump $(BENCH_2D)/pictures $(BENCH_ARGS)
 	$(BENCH_2D)/venv/bin/python harness/bench-2d/zxing.py $(BENCH_2D)/pictures
@@ -195,7 +195,7 @@ PASS_BROWSER_PACKAGES := chromium chromium-driver node-qrcode-generator zbar-too
 PASS_BROWSER_PEER := selenium==4.51.0
 test-pass-browser: release peers
 	@$(call install_missing,$(PASS_BROWSER_PACKAGES))
-	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_DIR)/bin/pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
+	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_PYTHON) -m pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
 	rm -rf .cache/pass-browser
 	SE_OFFLINE=true $(PEERS_PYTHON) harness/pass/browser.py --out $(CURDIR)/.cache/pass-browser \
 	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
