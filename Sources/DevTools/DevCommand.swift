@@ -31,9 +31,11 @@ public enum DevCommand {
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
-      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h]
+      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h] [--stages]
                           how small a phone pass (KH1:, form 1 and 2) the frame loop reads, by
-                          resolution and module size, the bytes compared (the reading distance)
+                          resolution and module size, the bytes compared (the reading distance);
+                          --stages: which stage reads each frame, and zbar and zxing alone on the
+                          ROI and on its middle in a smaller and a larger picture
       kiosk-dev twod [--dump DIR] [--budget-ms N]
                           the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
                           the kiosk's still path and zxing-cpp alone (make bench-2d)
