@@ -123,17 +123,24 @@ if [ $CREDENTIALS = 1 ]; then
   export SWIFT_DETERMINISTIC_HASHING=1   # the same work in every run (qemu-user passes it on)
   per() {  # per KIND: one verification's instructions
     local a b
-    a=$(count "$W/n50" "$DEV" credentials --count "$1" --iterations 50)
-    b=$(count "$W/n250" "$DEV" credentials --count "$1" --iterations 250)
+    a=$(count "$W/n50" "$DEV" credentials --count "$1" --iterations 50) && [ -n "$a" ] || return 1
+    b=$(count "$W/n250" "$DEV" credentials --count "$1" --iterations 250) && [ -n "$b" ] || return 1
     echo $(( (b - a) / 200 ))
   }
+  : >"$CACHE/credentials.txt"
   for run in $(seq 1 "$RUNS"); do
-    echo "$run $(per kc1) $(per pass1) $(per pass1-compressed) $(per pass2) $(per point) $(per point-compressed)"
-  done | awk '{
-    printf "run %d, instructions a verification: KC1 (ES256) %d; pass form 1 %d (%.2fx), a new phone + its point %d = %.2fx, compressed: %d + %d = %.2fx; form 2 %d (%.2fx)\n",
-      $1, $2, $3, $3 / $2, $6, ($3 + $6) / $2, $4, $7, ($4 + $7) / $2, $5, $5 / $2 }' | tee "$CACHE/credentials.txt"
+    line=$run
+    for kind in kc1 pass1 pass1-compressed pass2 point point-compressed; do
+      n=$(per "$kind") || die "kiosk-dev credentials --count $kind failed under qemu-aarch64"
+      line="$line $n"
+    done
+    echo "$line" | awk '{
+      printf "run %d, instructions a verification: KC1 (ES256) %d; pass form 1 %d (%.2fx), a new phone + its point %d = %.2fx, compressed: %d + %d = %.2fx; form 2 %d (%.2fx)\n",
+        $1, $2, $3, $3 / $2, $6, ($3 + $6) / $2, $4, $7, ($4 + $7) / $2, $5, $5 / $2 }' | tee -a "$CACHE/credentials.txt"
+  done
   say "timed under qemu-user (indicative only: emulation weighs code unevenly):"
-  "${QEMU[@]}" "$DEV" credentials --iterations 300 | sed -n '2,7p' | tee -a "$CACHE/credentials.txt"
+  timed=$("${QEMU[@]}" "$DEV" credentials --iterations 300) || die "kiosk-dev credentials failed under qemu-aarch64"
+  echo "$timed" | sed -n '2,7p' | tee -a "$CACHE/credentials.txt"
   exit 0
 fi
 
