@@ -244,9 +244,9 @@ static EVP_PKEY *p256_key_without_point(char *err, size_t errlen) {
  * EC_POINT_set_affine_coordinates, which refuses a point off the curve. The point at infinity
  * has no encoding of these lengths, and P-256's cofactor is 1: that is the whole of
  * SP 800-56A's partial public-key validation, what EVP_PKEY_public_check_quick would do again
- * (this shim did, at 5 of a new phone's 25 us with a compressed point; neither OpenSSL 3.0.19
- * nor 3.5.9 ever refused there a point the decoding took: CryptoTests's refused points are
- * refused by the decoding). */
+ * (this shim did, at 5 of a new phone's 25 us with a compressed point; on points off the
+ * curve, x without a root and x = p + 5, OpenSSL 3.0.19 and 3.5.9 refused each in the decoding
+ * and never in the check; CryptoTests's refused points are refused by the decoding alone). */
 kiosk_public_key *kiosk_public_key_from_p256_point(const uint8_t *point, size_t len, char *err, size_t errlen) {
     if (kiosk_crypto_load(err, errlen) != 0) return NULL;
     if (!((len == 65 && point[0] == 0x04) || (len == 33 && (point[0] == 0x02 || point[0] == 0x03)))) {
