@@ -222,12 +222,14 @@ public enum PassReadingBench {
         }
 
         var description: String {
-            let order = ["plain"] + ExtraPass.kept.map(\.rawValue) + ["none"]
-            return "\(frames) frames; the decode read first by " + order.map { "\($0) \(firstReader[$0] ?? 0)" }.joined(separator: ", ")
-                + "; an attempt first: " + Attempt.kept.map { "\($0.rawValue) \(attempts[$0] ?? 0)" }.joined(separator: ", ")
-                + "; plain zbar on the frame cropped to the ROI \(plainRegion), on a copy of the ROI \(plainCopy), "
-                + "its middle 320x240 \(plainCrop), that on the ROI's size \(plainPadded); zxing on the ROI \(zxingRegion), "
-                + "the middle \(zxingCrop), that on the ROI's size \(zxingPadded)"
+            // In parts: Swift 6.0.3 (the trixie tier's) gave up type-checking it as one expression.
+            let order: [String] = ["plain"] + ExtraPass.kept.map(\.rawValue) + ["none"]
+            let decode: String = order.map { "\($0) \(firstReader[$0] ?? 0)" }.joined(separator: ", ")
+            let attempted: String = Attempt.kept.map { "\($0.rawValue) \(attempts[$0] ?? 0)" }.joined(separator: ", ")
+            let zbar = "plain zbar on the frame cropped to the ROI \(plainRegion), on a copy of the ROI \(plainCopy), "
+                + "its middle 320x240 \(plainCrop), that on the ROI's size \(plainPadded)"
+            let zxing = "zxing on the ROI \(zxingRegion), the middle \(zxingCrop), that on the ROI's size \(zxingPadded)"
+            return "\(frames) frames; the decode read first by \(decode); an attempt first: \(attempted); \(zbar); \(zxing)"
         }
     }
 
