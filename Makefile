@@ -71,7 +71,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut
 
 all: build
 
@@ -384,6 +384,12 @@ test-vm-arm64-clock: deploy-deps peers
 # costs on a Pi").
 bench-arm64: deploy-deps
 	harness/bench-arm64/run.sh $(BENCH_ARGS)
+
+# One credential's verification on arm64, counted the same way: a KC1 credential's, a pass's of
+# each form and a new phone's point, instructions a verification and the ratios to a KC1's
+# (harness/bench-arm64/run.sh --credentials; docs/measurements/door-features.md).
+bench-credentials-arm64: deploy-deps
+	harness/bench-arm64/run.sh --credentials $(BENCH_ARGS)
 
 # The accuracy table (docs/measurements/accuracy.md): the photo corpus through our decoder and plain zbar,
 # at 0 and 90 degrees, release build. CORPUS=DIR for another folder of folders.

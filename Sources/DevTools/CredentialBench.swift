@@ -77,6 +77,14 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         var iterations = 2000
         if let i = args.firstIndex(of: "--iterations"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { iterations = n }
         do {
+            if let i = args.firstIndex(of: "--count") {
+                guard i + 1 < args.count, let kind = CountKind(rawValue: args[i + 1]) else {
+                    throw CryptoError("--count needs one of \(CountKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                try count(kind, iterations: iterations)
+                print("counted \(kind.rawValue) \(iterations)")
+                return ExitStatus.ok
+            }
             let r = try run(iterations: iterations)
             if json {
                 let e = JSONEncoder()
@@ -106,6 +114,38 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
     }
 
     static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+    /// What `--count` repeats: a KC1 credential (ES256), a pass (form 1 with an uncompressed or a
+    /// compressed point, its phone seen before; form 2) or a new phone's point read alone.
+    enum CountKind: String, CaseIterable {
+        case kc1, pass1, pass1Compressed = "pass1-compressed", pass2, point, pointCompressed = "point-compressed"
+    }
+
+    /// `--count KIND --iterations N`: only KIND's verification, N times after a first, with no
+    /// clock read, for counting instructions under qemu-aarch64 (`make bench-credentials-arm64`):
+    /// the count of a run of N minus that of a run of M, over N - M, is one verification's.
+    static func count(_ kind: CountKind, iterations: Int) throws {
+        try Crypto.load()
+        let dir = NSTemporaryDirectory() + "kiosk-bench-count-\(getpid())"
+        mkdir(dir, 0o700)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        switch kind {
+        case .kc1:
+            let keys = [TrustedKey(kid: Array("bench-es".utf8), key: try PublicKey(pem: Array(es256Key.utf8)), file: "bench-es.pem")]
+            let verifier = CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30,
+                                                                                     requireSyncedClock: false),
+                                              antipassbackSeconds: 0, trust: CredentialTrust(keys: keys),
+                                              store: UsedTokenStore(directory: dir), clock: MonotonicClock())
+            let payload = Array(es256Credential.utf8)
+            for _ in 0...iterations where !verifier.verify(payload).granted { throw CryptoError("the bench's credential was refused") }
+        case .pass1, .pass1Compressed, .pass2:
+            try PassBench.repeatVerification(kind == .pass2 ? PassBench.form2 : kind == .pass1 ? PassBench.form1 : PassBench.form1Compressed,
+                                             iterations: iterations, directory: dir)
+        case .point, .pointCompressed:
+            let sec1 = try PassBench.point(kind == .point ? PassBench.form1 : PassBench.form1Compressed)
+            for _ in 0...iterations { _ = try PublicKey(p256Point: sec1) }
+        }
+    }
 
     public static func run(iterations: Int) throws -> Result {
         try Crypto.load()

@@ -23,15 +23,19 @@ public enum DevCommand {
       kiosk-dev osdp-reply [--polls N]
                           the OSDP link's reply time to POLL at 9600 and 115200 baud, plaintext
                           and Secure Channel, on a pseudo-terminal (make bench-osdp)
-      kiosk-dev credentials [--json] [--iterations N]
-                          one credential's verification (ES256, Ed25519) and an idle frame with
-                          credentials mode on and off (make bench-credentials)
+      kiosk-dev credentials [--json] [--iterations N] [--count KIND]
+                          one credential's verification (ES256, Ed25519, passes) and an idle frame
+                          with credentials mode on and off (make bench-credentials); --count: only
+                          KIND's, N times, untimed (kc1, pass1, pass1-compressed, pass2, point,
+                          point-compressed: make bench-credentials-arm64 counts its instructions)
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
-      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h]
+      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h] [--stages]
                           how small a phone pass (KH1:, form 1 and 2) the frame loop reads, by
-                          resolution and module size, the bytes compared (the reading distance)
+                          resolution and module size, the bytes compared (the reading distance);
+                          --stages: which stage reads each frame, and zbar and zxing alone on the
+                          ROI and on its middle in a smaller and a larger picture
       kiosk-dev twod [--dump DIR] [--budget-ms N]
                           the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
                           the kiosk's still path and zxing-cpp alone (make bench-2d)

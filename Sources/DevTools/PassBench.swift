@@ -47,16 +47,40 @@ xuC8LdjunB/scFdil6AvIZJOiF0tU/bmOzgcbXXv7+hm59BVB34sYGg8Cg==
         var compressedPointUs: Double
     }
 
+    /// The bench's verifier: the issuer's key, the form-2 holder, the wall clock at the slot.
+    static func verifier(directory: String) throws -> CredentialVerifier {
+        let keys = [TrustedKey(kid: Array("bench-pass".utf8), key: try PublicKey(pem: Array(issuerKey.utf8)), file: "bench-pass.pem")]
+        let holders = try HolderKeys.parse("bench \(holderKey)\n")
+        return CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30,
+                                                                         requireSyncedClock: false),
+                                  antipassbackSeconds: 0, trust: CredentialTrust(keys: keys, holders: holders),
+                                  store: UsedTokenStore(directory: directory), clock: MonotonicClock(), wallClock: { 360_000_000 * 5 + 2 })
+    }
+
+    /// A form-1 pass's cnf point (SEC1), as the verifier reads it.
+    static func point(_ hex: String) throws -> [UInt8] {
+        let pass = try Pass(bytes(hex))
+        let message = try COSESign1(pass.credential)
+        guard let key = try Confirmation.key(payload: message.payload) else { throw CryptoError("a bench pass without cnf") }
+        return key.sec1
+    }
+
+    /// The pass granted once, then verified `iterations` times more (each `used`), untimed: for
+    /// `kiosk-dev credentials --count`.
+    static func repeatVerification(_ hex: String, iterations: Int, directory: String) throws {
+        let verifier = try verifier(directory: directory)
+        let payload = bytes(hex)
+        guard verifier.verify(payload).granted else { throw CryptoError("the bench's pass was refused") }
+        for _ in 0..<iterations where verifier.verify(payload).reason != .used {
+            throw CryptoError("the bench's pass again: not used")
+        }
+    }
+
     static func run(iterations: Int, median: ([Double]) -> Double) throws -> Figures {
         let dir = NSTemporaryDirectory() + "kiosk-bench-passes-\(getpid())"
         mkdir(dir, 0o700)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let keys = [TrustedKey(kid: Array("bench-pass".utf8), key: try PublicKey(pem: Array(issuerKey.utf8)), file: "bench-pass.pem")]
-        let holders = try HolderKeys.parse("bench \(holderKey)\n")
-        let verifier = CredentialVerifier(prefix: "KC1:", rules: CredentialRules(issuers: ["bench"], audience: "door-1", skewSeconds: 30,
-                                                                                 requireSyncedClock: false),
-                                          antipassbackSeconds: 0, trust: CredentialTrust(keys: keys, holders: holders),
-                                          store: UsedTokenStore(directory: dir), clock: MonotonicClock(), wallClock: { 360_000_000 * 5 + 2 })
+        let verifier = try verifier(directory: dir)
         func time(_ hex: String) throws -> Double {
             let payload = bytes(hex)
             let first = verifier.verify(payload)
@@ -71,13 +95,8 @@ xuC8LdjunB/scFdil6AvIZJOiF0tU/bmOzgcbXXv7+hm59BVB34sYGg8Cg==
             return median(samples)
         }
         // A new phone's point: read (and checked on the curve) by OpenSSL.
-        let points = try [form1, form1Compressed].map { hex -> [UInt8] in
-            let pass = try Pass(bytes(hex))
-            let message = try COSESign1(pass.credential)
-            guard let key = try Confirmation.key(payload: message.payload) else { throw CryptoError("a bench pass without cnf") }
-            return key.sec1
-        }
-        func point(_ sec1: [UInt8]) throws -> Double {
+        let points = try [form1, form1Compressed].map { try PassBench.point($0) }
+        func read(_ sec1: [UInt8]) throws -> Double {
             var samples: [Double] = []
             for _ in 0..<iterations {
                 let t0 = monotonicNanoseconds()
@@ -87,7 +106,7 @@ xuC8LdjunB/scFdil6AvIZJOiF0tU/bmOzgcbXXv7+hm59BVB34sYGg8Cg==
             return median(samples)
         }
         return Figures(form1Us: try time(form1), form1CompressedUs: try time(form1Compressed), form2Us: try time(form2),
-                       pointUs: try point(points[0]), compressedPointUs: try point(points[1]))
+                       pointUs: try read(points[0]), compressedPointUs: try read(points[1]))
     }
 
     static func bytes(_ hex: String) -> [UInt8] {

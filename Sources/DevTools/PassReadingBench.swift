@@ -37,7 +37,7 @@ public enum PassReadingBench {
     }
 
     public static func main(_ args: [String]) -> Int32 {
-        var json = false, seeds = 3
+        var json = false, stages = false, seeds = 3
         var sizes: [(Int, Int)] = [(640, 480), (1280, 720)]
         var moduleSizes: [Double] = [1.5, 2, 2.5, 3, 3.5, 4, 5]
         var looks = PassScreens.Look.allCases
@@ -48,6 +48,7 @@ public enum PassReadingBench {
         while i < args.count {
             switch args[i] {
             case "--json": json = true
+            case "--stages": stages = true
             case "--seeds":
                 guard let n = value().flatMap({ Int($0) }), n >= 1, n <= 12 else { return DevCommand.usageError("--seeds takes 1-12") }
                 seeds = n
@@ -103,6 +104,7 @@ public enum PassReadingBench {
                                         symbolPixels: 0, fitsROI: false, presented: 0, read: 0, misread: 0, framesToReport: 0,
                                         framesRead: 0, frameMs: 0)
                         var delays: [Int] = []
+                        var tally = StageReads()
                         for seed in 0..<seeds {
                             let payload = PassScreens.payload(form, seed: seed * 7919 + Int(m * 100))
                             do {
@@ -111,6 +113,11 @@ public enum PassReadingBench {
                                 let side = Int((Double(code.width - 8) * m).rounded())
                                 cell.symbolPixels = side
                                 cell.fitsROI = side + 2 <= roi.width && side + 2 <= roi.height
+                                if stages {
+                                    let scene = try PassScreens.scene(look, bytes: payload, moduleSize: m, variant: seed, width: width, height: height)
+                                    tally.add(stageReads(scene, payload: payload, roi: roi, symbologies: config.symbologies))
+                                    continue
+                                }
                                 let scene = try PassScreens.scene(look, bytes: payload, moduleSize: m, variant: seed, width: width, height: height)
                                 let (first, wrong) = replay(scene, payload: payload, configuration: config)
                                 cell.presented += 1
@@ -124,6 +131,10 @@ public enum PassReadingBench {
                                 DevCommand.printError("kiosk-dev passes: \(error)")
                                 return ExitStatus.failure
                             }
+                        }
+                        if stages {
+                            print("\(cell.size) ROI \(roi.width)x\(roi.height), form \(form.rawValue), \(look.rawValue), \(m) px: \(tally)")
+                            continue
                         }
                         delays.sort()
                         cell.framesToReport = delays.isEmpty ? 0 : Double(delays[delays.count / 2])
@@ -179,6 +190,95 @@ public enum PassReadingBench {
                   + " (looks in the table's order); a decode's median \(String(format: "%.1f", ms[ms.count / 2])) ms (the cells' medians: \(String(format: "%.1f", ms.first ?? 0))-\(String(format: "%.1f", ms.last ?? 0)))")
             print("")
         }
+    }
+
+    /// `--stages` (docs/measurements/passes.md, "Why a larger ROI reads small modules less"): what
+    /// reads the first 8 frames showing the code of each presentation, each frame decoded alone
+    /// by fresh scanners with an unbounded budget (as on the bench's frame clock, where no pass is
+    /// cut for time): the stage of the decode that read it with no attempt (plain zbar, then the
+    /// extra passes in order), each kept attempt tried first; then plain zbar alone on the frame
+    /// cropped to the ROI (as the kiosk hands it: zbar_image_set_crop), on a copy of the ROI, on
+    /// the ROI's middle 320x240 (640x480's ROI in pixels) and on that middle centred on a canvas
+    /// of the ROI's size filled with its mean (the same pixels around the code in a larger
+    /// picture); zxing on the ROI, the middle and the middle on the ROI's size.
+    struct StageReads: CustomStringConvertible {
+        var frames = 0
+        var firstReader: [String: Int] = [:]
+        var attempts: [Attempt: Int] = [:]
+        var plainRegion = 0, plainCopy = 0, plainCrop = 0, plainPadded = 0
+        var zxingRegion = 0, zxingCrop = 0, zxingPadded = 0
+
+        mutating func add(_ o: StageReads) {
+            frames += o.frames
+            firstReader.merge(o.firstReader, uniquingKeysWith: +)
+            attempts.merge(o.attempts, uniquingKeysWith: +)
+            plainRegion += o.plainRegion
+            plainCopy += o.plainCopy
+            plainCrop += o.plainCrop
+            plainPadded += o.plainPadded
+            zxingRegion += o.zxingRegion
+            zxingCrop += o.zxingCrop
+            zxingPadded += o.zxingPadded
+        }
+
+        var description: String {
+            // In parts: Swift 6.0.3 (the trixie tier's) gave up type-checking it as one expression.
+            let order: [String] = ["plain"] + ExtraPass.kept.map(\.rawValue) + ["none"]
+            let decode: String = order.map { "\($0) \(firstReader[$0] ?? 0)" }.joined(separator: ", ")
+            let attempted: String = Attempt.kept.map { "\($0.rawValue) \(attempts[$0] ?? 0)" }.joined(separator: ", ")
+            let zbar = "plain zbar on the frame cropped to the ROI \(plainRegion), on a copy of the ROI \(plainCopy), "
+                + "its middle 320x240 \(plainCrop), that on the ROI's size \(plainPadded)"
+            let zxing = "zxing on the ROI \(zxingRegion), the middle \(zxingCrop), that on the ROI's size \(zxingPadded)"
+            return "\(frames) frames; the decode read first by \(decode); an attempt first: \(attempted); \(zbar); \(zxing)"
+        }
+    }
+
+    static func stageReads(_ scene: ScriptedScene, payload: [UInt8], roi: PixelRect, symbologies: [Symbology], before: Int = 10, count: Int = 8) -> StageReads {
+        var out = StageReads()
+        _ = try? scene.open()
+        let cw = min(320, roi.width), ch = min(240, roi.height)
+        while out.frames < count, case .frame(let frame)? = try? scene.nextFrame(timeoutMs: 0) {
+            guard Int(frame.sequence) >= before else { continue }
+            out.frames += 1
+            func reads(_ found: [DecodedSymbol]) -> Bool { found.contains { $0.bytes == payload } }
+            let whole = BarcodeScanner(symbologies: symbologies, extraBudgetMs: 10_000)
+            let read = reads(whole.scan(frame.luma, in: roi, attempt: nil))
+            let c = whole.counters
+            let first = !read ? "none" : c.plainWins > 0 ? "plain" : ExtraPass.kept.first { (c.wins[$0] ?? 0) > 0 }?.rawValue ?? "none"
+            out.firstReader[first, default: 0] += 1
+            for a in Attempt.kept {
+                let scanner = BarcodeScanner(symbologies: symbologies, extraBudgetMs: 10_000)
+                _ = scanner.scan(frame.luma, in: roi, attempt: a)
+                if (scanner.counters.attemptWins[a] ?? 0) > 0 { out.attempts[a, default: 0] += 1 }
+            }
+            // Plain zbar only (no extra pass): the ROI, its middle, the middle in a larger picture.
+            let plain = BarcodeScanner(symbologies: symbologies, extraPasses: [], extraBudgetMs: 10_000)
+            if reads(plain.scan(frame.luma, in: roi, attempt: nil)) { out.plainRegion += 1 }
+            let l = frame.luma
+            var copy = GrayImage(width: roi.width, height: roi.height)
+            for y in 0..<roi.height {
+                for x in 0..<roi.width { copy.pixels[y * roi.width + x] = l.base[(roi.y + y) * l.rowStride + (roi.x + x) * l.pixelStride] }
+            }
+            if reads(plain.scan(copy, attempts: [])) { out.plainCopy += 1 }
+            let x0 = roi.x + (roi.width - cw) / 2, y0 = roi.y + (roi.height - ch) / 2
+            var crop = [UInt8](repeating: 0, count: cw * ch)
+            for y in 0..<ch {
+                for x in 0..<cw { crop[y * cw + x] = l.base[(y0 + y) * l.rowStride + (x0 + x) * l.pixelStride] }
+            }
+            if reads(plain.scan(GrayImage(width: cw, height: ch, pixels: crop), attempts: [])) { out.plainCrop += 1 }
+            let mean = UInt8(crop.reduce(0) { $0 + Int($1) } / crop.count)
+            var padded = GrayImage(width: roi.width, height: roi.height, fill: mean)
+            let px = (roi.width - cw) / 2, py = (roi.height - ch) / 2
+            for y in 0..<ch { padded.pixels.replaceSubrange(((py + y) * roi.width + px)..<((py + y) * roi.width + px + cw), with: crop[(y * cw)..<(y * cw + cw)]) }
+            if reads(plain.scan(padded, attempts: [])) { out.plainPadded += 1 }
+            if let zxing = ZXingReader(symbologies: symbologies) {
+                func zx(_ luma: LumaPlane, _ r: PixelRect) -> Bool { zxing.read(luma, in: r).contains { $0.symbol.bytes == payload } }
+                if zx(l, roi) { out.zxingRegion += 1 }
+                if GrayImage(width: cw, height: ch, pixels: crop).withLumaPlane({ zx($0, PixelRect(x: 0, y: 0, width: cw, height: ch)) }) { out.zxingCrop += 1 }
+                if padded.withLumaPlane({ zx($0, PixelRect(x: 0, y: 0, width: roi.width, height: roi.height)) }) { out.zxingPadded += 1 }
+            }
+        }
+        return out
     }
 
     /// The first `count` frames showing the code, each decoded alone by a fresh scanner with no

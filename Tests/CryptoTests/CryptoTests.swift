@@ -109,6 +109,68 @@ final class CryptoTests: XCTestCase {
         }
     }
 
+    /// A holder's point (`PublicKey(p256Point:)`), both SEC1 forms of a key the openssl command
+    /// made: each verifies that key's signature. Refused: a point off the curve (a bit of y
+    /// flipped), a compressed x with no point (x = 1: 1 - 3 + b is not a square mod p, by Euler's
+    /// criterion with Python's pow), a coordinate not below p (x = p + 5, though x = 5 has a
+    /// point), and encodings that are not P-256's. Then two threads read points at once (the
+    /// shim's one copy of P-256's parameters) and get the same answers.
+    func testAHoldersPointIsReadAndCheckedOnTheCurve() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-points-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let message = Array("KH1 proof".utf8)
+        try Data(message).write(to: dir.appendingPathComponent("msg"))
+        try openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", "key.pem"], in: dir)
+        try openssl(["ec", "-in", "key.pem", "-pubout", "-outform", "DER", "-out", "pub.der"], in: dir)
+        try openssl(["ec", "-in", "key.pem", "-pubout", "-outform", "DER", "-conv_form", "compressed", "-out", "pubc.der"], in: dir)
+        try openssl(["dgst", "-sha256", "-sign", "key.pem", "-out", "sig.der", "msg"], in: dir)
+        let sig = try rawSignature(der: Array(try Data(contentsOf: dir.appendingPathComponent("sig.der"))))
+        // The SubjectPublicKeyInfo ends with the point: 65 bytes, or 33 compressed.
+        let point = Array(Array(try Data(contentsOf: dir.appendingPathComponent("pub.der"))).suffix(65))
+        let compressed = Array(Array(try Data(contentsOf: dir.appendingPathComponent("pubc.der"))).suffix(33))
+        XCTAssertEqual(point.first, 0x04)
+        XCTAssertTrue(compressed.first == 0x02 || compressed.first == 0x03)
+        for p in [point, compressed] {
+            let key = try PublicKey(p256Point: p)
+            XCTAssertEqual(key.kind, .ecP256)
+            XCTAssertTrue(try key.verify(message: message, signature: sig), "\(p.count) bytes")
+            XCTAssertFalse(try key.verify(message: message + [0], signature: sig))
+        }
+        let p256 = bytes("ffffffff00000001000000000000000000000000ffffffffffffffffffffffff")
+        let offCurve = Array(point.dropLast()) + [point[64] ^ 1]
+        let pPlus5 = bytes("ffffffff00000001000000000000000000000001000000000000000000000004")
+        let five = [UInt8](repeating: 0, count: 31) + [5], one = [UInt8](repeating: 0, count: 31) + [1]
+        XCTAssertNoThrow(try PublicKey(p256Point: [0x02] + five), "x = 5 has a point")
+        let refused: [(String, [UInt8])] = [
+            ("off the curve", offCurve), ("no point at x = 1", [0x02] + one), ("nor its other y", [0x03] + one),
+            ("x = p + 5", [0x02] + pPlus5), ("x = p", [0x03] + p256), ("y = p", [0x04] + five + p256),
+            ("hybrid form", [0x06] + Array(point.dropFirst())), ("short", Array(point.dropLast())),
+            ("compressed, long", compressed + [0]), ("infinity", [0x00]), ("empty", []),
+        ]
+        for (what, p) in refused {
+            XCTAssertThrowsError(try PublicKey(p256Point: p), what)
+        }
+        XCTAssertThrowsError(try PublicKey(p256Point: offCurve)) { XCTAssertTrue("\($0)".contains("not a point of P-256"), "\($0)") }
+
+        let done = expectation(description: "threads")
+        done.expectedFulfillmentCount = 2
+        for t in 0..<2 {
+            Thread.detachNewThread {
+                var right = 0
+                for i in 0..<300 {
+                    let p = [point, compressed, offCurve, [0x02] + one][(i + t) % 4]
+                    let read = (try? PublicKey(p256Point: p)) != nil
+                    if read == ((i + t) % 4 < 2) { right += 1 }
+                }
+                Crypto.threadEnds()
+                XCTAssertEqual(right, 300, "thread \(t)")
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: 60)
+    }
+
     func testNotAKey() {
         XCTAssertThrowsError(try PublicKey(pem: Array("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n".utf8)))
         XCTAssertThrowsError(try PublicKey(pem: []))

@@ -17,18 +17,25 @@
 # twice (--runs): the table gives the spread.
 #
 #   harness/bench-arm64/run.sh [--short] [--runs N] [--stride N] [--kinds LIST] [--sizes LIST]
+#   harness/bench-arm64/run.sh --credentials [--runs N] [--dev PATH]
 #
 # --short (CI): presentations at 640x480 only, one run, zbar on every 4th frame (each code is held
 # near for 30 frames) and not the zbar5 baseline. Every code zbar reads on the presentations
 # must be read by the kiosk too, or this fails. Cached in $KIOSK_BENCH_ARM64_CACHE (default
 # .cache/bench-arm64): the plugin, the qemu source's header, the workloads' frames.
+#
+# --credentials (`make bench-credentials-arm64`): instead of frames, one credential's verification
+# (`kiosk-dev credentials --count KIND`: a KC1 credential, a pass of each form, a new phone's
+# point), counted as (the count of 250 - the count of 50) / 200, with the ratios to a KC1's;
+# then `kiosk-dev credentials` timed under qemu (indicative only). --dev PATH: an arm64 kiosk-dev
+# already built, in place of harness/arm64/build.sh --dev's.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_BENCH_ARM64_CACHE:-$REPO/.cache/bench-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SHORT=0 RUNS=2 STRIDE=3 KINDS= SIZES=
+SHORT=0 RUNS=2 STRIDE=3 KINDS= SIZES= CREDENTIALS=0 DEV=
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 RUNS=1 STRIDE=4 ;;
@@ -36,7 +43,9 @@ while [ $# -gt 0 ]; do
     --stride) STRIDE=${2:?}; shift ;;
     --kinds) KINDS=${2:?}; shift ;;
     --sizes) SIZES=${2:?}; shift ;;
-    *) echo "usage: $0 [--short] [--runs N] [--stride N] [--kinds empty,motion,presentations,low-light] [--sizes 640x480,1280x720]" >&2; exit 64 ;;
+    --credentials) CREDENTIALS=1 ;;
+    --dev) DEV=${2:?}; shift ;;
+    *) echo "usage: $0 [--short] [--runs N] [--stride N] [--kinds empty,motion,presentations,low-light] [--sizes 640x480,1280x720] | --credentials [--runs N] [--dev PATH]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -84,9 +93,13 @@ if [ ! -e "$PLUGIN" ]; then
 fi
 
 # --- the arm64 programs: kiosk-dev (the kiosk's code, as the .deb's kiosk is built) and zbar-count ---------
-BUILD=$("$REPO/harness/arm64/build.sh" --dev) || die "harness/arm64/build.sh --dev failed"
-SDK=$(echo "$BUILD" | sed -n 's/^sdk //p')
-DEV=$(echo "$BUILD" | sed -n 's/^dev //p')
+if [ -z "$DEV" ]; then
+  BUILD=$("$REPO/harness/arm64/build.sh" --dev) || die "harness/arm64/build.sh --dev failed"
+  SDK=$(echo "$BUILD" | sed -n 's/^sdk //p')
+  DEV=$(echo "$BUILD" | sed -n 's/^dev //p')
+else
+  SDK=$("$REPO/harness/arm64/sdk.sh") || die "no arm64 SDK"
+fi
 SYSROOT=$SDK/sysroot
 [ -x "$DEV" ] || die "no arm64 kiosk-dev ($DEV)"
 ZC=$CACHE/zbar-count
@@ -103,6 +116,33 @@ count() {
   "${QEMU[@]}" -plugin "$PLUGIN,out=$out.insn" "$@" >"$out" || die "$* failed under qemu-aarch64"
   awk '$1 == "total" { print $2 }' "$out.insn"
 }
+
+if [ $CREDENTIALS = 1 ]; then
+  W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-bench-arm64.XXXXXX")
+  trap 'rm -rf "$W"' EXIT
+  export SWIFT_DETERMINISTIC_HASHING=1   # the same work in every run (qemu-user passes it on)
+  per() {  # per KIND: one verification's instructions
+    local a b
+    a=$(count "$W/n50" "$DEV" credentials --count "$1" --iterations 50) && [ -n "$a" ] || return 1
+    b=$(count "$W/n250" "$DEV" credentials --count "$1" --iterations 250) && [ -n "$b" ] || return 1
+    echo $(( (b - a) / 200 ))
+  }
+  : >"$CACHE/credentials.txt"
+  for run in $(seq 1 "$RUNS"); do
+    line=$run
+    for kind in kc1 pass1 pass1-compressed pass2 point point-compressed; do
+      n=$(per "$kind") || die "kiosk-dev credentials --count $kind failed under qemu-aarch64"
+      line="$line $n"
+    done
+    echo "$line" | awk '{
+      printf "run %d, instructions a verification: KC1 (ES256) %d; pass form 1 %d (%.2fx), a new phone + its point %d = %.2fx, compressed: %d + %d = %.2fx; form 2 %d (%.2fx)\n",
+        $1, $2, $3, $3 / $2, $6, ($3 + $6) / $2, $4, $7, ($4 + $7) / $2, $5, $5 / $2 }' | tee -a "$CACHE/credentials.txt"
+  done
+  say "timed under qemu-user (indicative only: emulation weighs code unevenly):"
+  timed=$("${QEMU[@]}" "$DEV" credentials --iterations 300) || die "kiosk-dev credentials failed under qemu-aarch64"
+  echo "$timed" | sed -n '2,7p' | tee -a "$CACHE/credentials.txt"
+  exit 0
+fi
 
 if [ $SHORT = 1 ]; then sizes="640x480"; kinds="presentations"; else sizes="640x480 1280x720"; kinds="empty motion presentations low-light"; fi
 [ -z "$KINDS" ] || kinds=${KINDS//,/ }
