@@ -109,14 +109,6 @@ xuC8LdjunB/scFdil6AvIZJOiF0tU/bmOzgcbXXv7+hm59BVB34sYGg8Cg==
                        pointUs: try read(points[0]), compressedPointUs: try read(points[1]))
     }
 
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex {
-            let j = hex.index(i, offsetBy: 2)
-            out.append(UInt8(hex[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
+    /// The bytes of a hex string the code itself wrote (a bad one is a programming error).
+    static func bytes(_ hex: String) -> [UInt8] { Hex.bytes(hex)! }
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import Policy
 
 /// The tests' independent holder and issuer of passes (harness/pass/peer.py on PyPI's
 /// `cryptography`, `cbor2` and `cwt`, no code of the kiosk's), in the peers' venv
@@ -49,14 +50,6 @@ public final class PassPeer {
         return PassPeer.bytes(hex: try peer.ask(r)["hex"] as! String)
     }
 
-    public static func bytes(hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex {
-            let j = hex.index(i, offsetBy: 2)
-            out.append(UInt8(hex[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
+    /// The bytes of a hex string the code itself wrote (a bad one is a programming error).
+    public static func bytes(hex: String) -> [UInt8] { Hex.bytes(hex)! }
 }

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Policy
 /// The seeds' keys and passes: the bench's (Sources/DevTools/PassBench.swift), minted by
 /// harness/pass/peer.py; the same bytes are Fuzz/Corpus/pass/*.
 enum PassSeeds {
@@ -22,14 +23,6 @@ xuC8LdjunB/scFdil6AvIZJOiF0tU/bmOzgcbXXv7+hm59BVB34sYGg8Cg==
         "0be4e6f38bd0a71a15752a005840660f83b72c46dc122f8ed0bbc9966e2e2b7eb5bc5b837520311484e4991a8f9c6c7076c2145ef8d3dae48b3b2b42" +
         "ec7b54a3b471ba59970d5fc5e2e1a8997a3c"].map(bytes)
 
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var i = hex.startIndex
-        while i < hex.endIndex {
-            let j = hex.index(i, offsetBy: 2)
-            out.append(UInt8(hex[i..<j], radix: 16)!)
-            i = j
-        }
-        return out
-    }
+    /// The bytes of a hex string the code itself wrote (a bad one is a programming error).
+    static func bytes(_ hex: String) -> [UInt8] { Hex.bytes(hex)! }
 }
