@@ -165,7 +165,7 @@ kiosk_on_copy() {
 # broker drained it, the spool must hold every scan spooled before the point. Says why in SPOOL_WHY.
 spool_check() {
   SPOOL_WHY=""
-  want=$(awk -v n="$2" '$1 < n && $2 == "spool" { k = $3 } $1 < n && $2 == "drained" { k = 0 } END { print k + 0 }' $W/events)
+  want=$(awk -v n="$2" '$1 < n && $2 == "spool" { k = $3 } $1 < n && $2 == "drain" { k = 0 } END { print k + 0 }' $W/events)
   if [ ! -e "$1" ]; then
     [ "$want" = 0 ] && return 0
     SPOOL_WHY="no spool, $want scans spooled before the point"; return 1
@@ -331,7 +331,8 @@ spool_mark() {  # spool_mark N: once the spool holds N scans (each appended and 
   if [ "$(spooled)" -ge "$1" ]; then mark "spool-$1" spool "$1"
   else fail "powercut: workload: the spool holds $(spooled) scans, want $1"; return 1; fi
 }
-drain() {  # the broker comes: the kiosk sends what it spooled; marked once the spool holds none
+drain() {  # the broker comes (marked before: from then on events may go): the kiosk sends what it spooled; marked once the spool holds none
+  mark drain drain - || return 1
   ifconfig lo 127.0.0.1 up
   printf 'listener 1883 127.0.0.1\nallow_anonymous true\nuser root\npersistence false\n' >$W/mosquitto.conf
   mosquitto -c $W/mosquitto.conf >/tmp/pc-mosquitto.log 2>&1 &
