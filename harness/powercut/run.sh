@@ -8,7 +8,7 @@
 #   harness/powercut/run.sh [--full] [--require] [--readonly]   (also: harness/vm/run.sh --powercut ...)
 #
 # Then, bounded or full, the read-only card (harness/powercut/readonly.sh: Raspberry Pi OS's overlay
-# root with and without a state partition, six boots with two power cuts, about 50 s); --readonly:
+# root with and without a state partition, six boots with two power cuts, about a minute); --readonly:
 # that alone.
 # Bounded by default (CI: the kiosk's marks (8 grants, 3 modes, 4 pretix entries, 2 site bundles,
 # the spool's) and a few points between, the self-test's nosync path at its marks; 72 s on the
