@@ -359,8 +359,8 @@ test-vm: deps peers
 
 # Power cuts: the release kiosk's state on ext4 over dm-log-writes in QEMU (Debian's kernel,
 # .cache/vm), the log replayed to every flush, FUA and mark and between, the kiosk started on each
-# point (harness/powercut/run.sh). Full by default (15-25 minutes); POWERCUT_ARGS= is CI's bounded
-# set (about a minute).
+# point (harness/powercut/run.sh), then the read-only card's boots (harness/powercut/readonly.sh).
+# Full by default (about 20 minutes); POWERCUT_ARGS= is CI's bounded set (about 3 minutes).
 POWERCUT_ARGS ?= --full
 test-powercut: deps peers release
 	KIOSK_VM_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk harness/vm/run.sh --powercut --require $(POWERCUT_ARGS)

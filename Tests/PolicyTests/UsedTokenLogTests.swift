@@ -177,6 +177,21 @@ final class UsedTokenLogTests: XCTestCase {
         let onDisk = Self.mountinfo.replacing("- tmpfs tmpfs-root", with: "- ext4 /dev/sda1")
         XCTAssertEqual(StateDurability.judge(folder: "/var/lib/other", magic: StateDurability.overlayMagic, mountinfo: onDisk, magicOf: none), .durable)
         XCTAssertEqual(StateDurability.judge(folder: "/var/lib/other", magic: StateDurability.overlayMagic, mountinfo: onDisk, magicOf: { _ in ext4 }), .durable)
+        // raspi-config's overlay before bookworm (`boot=overlay`): its tmpfs stayed on the
+        // initramfs's /upper, so from the new root the upper layer's path leads into the overlay
+        // itself (or nowhere): it cannot be judged durable.
+        let bullseye = """
+            24 1 0:22 / / rw,relatime - overlay overlay rw,lowerdir=/lower,upperdir=/upper/data,workdir=/upper/work
+            30 24 0:25 / /run rw,nosuid,nodev - tmpfs tmpfs rw,size=94m
+            """
+        let unseen = StateDurability.Verdict.volatile("/var/lib/kiosk is on an overlay (/) whose upper layer /upper/data is not visible here "
+                                                      + "(mounted before the root was switched, as a read-only root's tmpfs is): taken as in RAM")
+        XCTAssertEqual(StateDurability.judge(folder: "/var/lib/kiosk", magic: StateDurability.overlayMagic, mountinfo: bullseye, magicOf: none), unseen)
+        XCTAssertEqual(StateDurability.judge(folder: "/var/lib/kiosk", magic: StateDurability.overlayMagic, mountinfo: bullseye,
+                                             magicOf: { _ in StateDurability.overlayMagic }), unseen, "a folder /upper/data in the overlay is not its layer")
+        // The same overlay root with the state on a partition: durable.
+        XCTAssertEqual(StateDurability.judge(folder: "/var/lib/kiosk", magic: ext4, mountinfo: bullseye + "\n31 24 179:3 / /var/lib/kiosk rw - ext4 /dev/mmcblk0p3 rw",
+                                             magicOf: none), .durable)
         // An overlay whose upper layer cannot be found: said, not refused.
         guard case .unknown = StateDurability.judge(folder: "/x", magic: StateDurability.overlayMagic, mountinfo: nil, magicOf: none) else {
             return XCTFail("unknown")

@@ -11,6 +11,7 @@
   frames.py feed SRC DIR LOG         SRC's frames through FIFOs in DIR, a code's frame only once LOG
                                      (the kiosk's stderr) has a verdict or scan line for every code
                                      before it: as fast as the kiosk answers, never past its queue
+                                     (FEED_GAP_S=S: and S seconds after the code before)
   frames.py prefill FILE N           a used-token store (version 1, which every kiosk reads) of N entries
 
 Frames are 320x320 PGM files, the code drawn by qrencode (-t ASCII) at 3 pixels a module, as
@@ -91,6 +92,7 @@ def main():
         write_frames(folder, codes)
     elif op == "feed":
         src, folder, log = sys.argv[2], sys.argv[3], sys.argv[4]
+        gap = float(os.environ.get("FEED_GAP_S", "0"))  # seconds between two codes (a quiet door)
         names = sorted(n for n in os.listdir(src) if n.endswith(".pgm"))
         os.makedirs(folder, exist_ok=True)
         # The first frame a file (the kiosk reads it at open for the size, then again), the rest FIFOs.
@@ -104,6 +106,8 @@ def main():
             if i == 0:
                 continue
             codes_before = i // 2  # frame 0 empty, then a code and an empty frame each
+            if i % 2 == 1 and i > 1:
+                time.sleep(gap)
             if i % 2 == 1:
                 deadline = time.time() + 60
                 while answered < codes_before and time.time() < deadline:

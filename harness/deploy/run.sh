@@ -85,7 +85,7 @@ unit_has_settings() {  # UNIT: the settings the service relies on are there
            NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
            ProtectKernelTunables=yes ProtectKernelModules=yes ProtectControlGroups=yes \
            'RestrictAddressFamilies=AF_UNIX AF_NETLINK' LockPersonality=yes MemoryDenyWriteExecute=yes \
-           SystemCallFilter=@system-service 'CapabilityBoundingSet=' StateDirectory=kiosk; do
+           SystemCallFilter=@system-service 'CapabilityBoundingSet=' StateDirectory=kiosk RequiresMountsFor=/var/lib/kiosk; do
     grep -q "^$s" "$u" || missing="$missing $s"
   done
   # StartLimit* belong in [Unit]: in [Service] systemd ignores them.

@@ -5,14 +5,26 @@ project's own example issuer (deploy/examples/issue-credential, PyPI's `cwt`: ru
 tests' peers' python, .cache/peers), and each drawn as a QR code in a PGM picture for the kiosk's
 replay camera (modules from zint's --dump, as harness/vm/frames.py draws them).
 
-usage: mint.py OUTDIR COUNT
+With TICKETS, also event tickets minted by pretix itself (Tests/Peers/pretix_tickets.py in the
+pretix venv beside the peers', .cache/peers/pretix, as the tests' PretixPeer) and two site bundles
+signed by deploy/examples/site-bundle (PyPI's pycose): version 1 carries the trust folder, version
+2 the same and a revocation list.
+
+usage: mint.py OUTDIR COUNT [TICKETS]
   OUTDIR/trust/pc-1.pem          the issuer's public key (KIOSK_TRUST_DIR)
   OUTDIR/tokens/NNN.pgm          credential NNN drawn (NNN from 001)
   OUTDIR/blank.pgm               a white picture
   OUTDIR/tokens.list             one line a credential: NNN CTI-HEX
+  OUTDIR/trust/pretix/pc.pem     the event pc's key (pretix's valid_keys form)
+  OUTDIR/tickets/NNN.pgm         ticket NNN drawn (item NNN of event pc)
+  OUTDIR/tickets.list            one line a ticket: NNN SUB (pretix:pc:ITEM, as the kiosk logs it)
+  OUTDIR/site.pem                the site's public key (KIOSK_SITE_KEY)
+  OUTDIR/bundle-1.cose, bundle-2.cose   the site bundles, versions 1 and 2
 """
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -59,6 +71,57 @@ def main():
     pgm(os.path.join(out, "blank.pgm"), None)
     with open(os.path.join(out, "tokens.list"), "w") as f:
         f.writelines(lines)
+    if len(sys.argv) > 3:
+        tickets(out, int(sys.argv[3]))
+        bundles(out)
+
+
+def tickets(out, count):
+    python = os.path.join(os.path.dirname(os.path.dirname(sys.executable)), "pretix", "bin", "python")
+    if not os.access(python, os.X_OK):
+        sys.exit("mint.py: no %s (make peers installs pretix there)" % python)
+    peer = subprocess.Popen([python, os.path.join(REPO, "Tests", "Peers", "pretix_tickets.py")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(request):
+        peer.stdin.write(json.dumps(request) + "\n")
+        peer.stdin.flush()
+        answer = json.loads(peer.stdout.readline())
+        if "error" in answer:
+            sys.exit("mint.py: the pretix peer: %s" % answer["error"])
+        return answer
+
+    os.makedirs(os.path.join(out, "trust", "pretix"), exist_ok=True)
+    os.makedirs(os.path.join(out, "tickets"), exist_ok=True)
+    with open(os.path.join(out, "trust", "pretix", "pc.pem"), "w") as f:
+        f.write(ask({"op": "event", "name": "pc"})["valid_key"] + "\n")
+    lines = []
+    for i in range(1, count + 1):
+        secret = ask({"op": "mint", "event": "pc", "item": i, "variation": 0, "subevent": 0,
+                      "valid_from": None, "valid_until": None})["secret"]
+        pgm(os.path.join(out, "tickets", "%03d.pgm" % i), modules(58, secret))
+        lines.append("%03d pretix:pc:%d\n" % (i, i))
+    peer.stdin.close()
+    peer.wait()
+    with open(os.path.join(out, "tickets.list"), "w") as f:
+        f.writelines(lines)
+
+
+def bundles(out):
+    tool = os.path.join(REPO, "deploy", "examples", "site-bundle")
+    key = os.path.join(out, "site.key")
+    subprocess.run([sys.executable, tool, "keygen", "--key", key, "--public", os.path.join(out, "site.pem")],
+                   check=True, stdout=subprocess.DEVNULL)
+    folder = os.path.join(out, "site")
+    shutil.copytree(os.path.join(out, "trust"), os.path.join(folder, "trust"))
+    for version in (1, 2):
+        if version == 2:
+            with open(os.path.join(folder, "revoked"), "w") as f:
+                f.write("# revoked by the site's bundle 2\n00112233445566778899aabbccddeeff\n")
+        subprocess.run([sys.executable, tool, "sign", "--key", key, "--folder", folder, "--version", str(version),
+                        "--out", os.path.join(out, "bundle-%d.cose" % version)], check=True, stdout=subprocess.DEVNULL)
+    os.remove(key)
+    shutil.rmtree(folder)
 
 
 if __name__ == "__main__":

@@ -5,11 +5,15 @@
 # harness/vm), the log replayed to every flush, FUA and mark and between them, each point mounted
 # and started; see harness/powercut/guest.sh for what is checked.
 #
-#   harness/powercut/run.sh [--full] [--require]       (also: harness/vm/run.sh --powercut ...)
+#   harness/powercut/run.sh [--full] [--require] [--readonly]   (also: harness/vm/run.sh --powercut ...)
 #
-# Bounded by default (CI: the kiosk's 8 grants and 3 modes at their marks and a few points between,
-# the self-test's nosync path at its marks; 72 s on the 2-core machine beside other work); --full:
-# 16 grants, every point of the kiosk's log, and each broken write path with its control.
+# Then, bounded or full, the read-only card (harness/powercut/readonly.sh: Raspberry Pi OS's overlay
+# root with and without a state partition, six boots with two power cuts, about a minute); --readonly:
+# that alone.
+# Bounded by default (CI: the kiosk's marks (8 grants, 3 modes, 4 pretix entries, 2 site bundles,
+# the spool's) and a few points between, the self-test's nosync path at its marks; 72 s on the
+# 2-core machine beside other work, before the entries, bundles and spool); --full: 16 grants, 8
+# entries, every point of the kiosk's log, and each broken write path with its control.
 # KIOSK_VM_BINARY: this kiosk instead of the checkout's release build; KIOSK_POWERCUT_EXPECT=broken
 # with it: a test build that skips its fsync, whose points must fail. KIOSK_POWERCUT_TOKENS,
 # _POINTS, _VARIANTS (the self-test's, comma-separated, or none): see below and guest.sh.
@@ -23,12 +27,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
-MODE=bounded
+MODE=bounded ONLY_READONLY=0
 for arg in "$@"; do
   case $arg in
     --full) MODE=full ;;
     --require) REQUIRE=1 ;;
-    *) echo "usage: $0 [--full] [--require]" >&2; exit 64 ;;
+    --readonly) ONLY_READONLY=1 ;;
+    *) echo "usage: $0 [--full] [--require] [--readonly]" >&2; exit 64 ;;
   esac
 done
 BINARY=${KIOSK_VM_BINARY:-}
@@ -40,6 +45,7 @@ EXPECT=${KIOSK_POWERCUT_EXPECT:-}       # broken: the kiosk given (KIOSK_VM_BINA
 TIMEOUT_S=${KIOSK_VM_TIMEOUT:-3600}
 [ "$MODE" = bounded ] && TIMEOUT_S=${KIOSK_VM_TIMEOUT:-900}
 [ -n "$TOKENS" ] || { TOKENS=8; [ "$MODE" = full ] && TOKENS=16; }
+TICKETS=4; [ "$MODE" = full ] && TICKETS=8   # pretix tickets entered in the workload
 for v in $(compgen -e | grep -E '^KIOSK_(VM|PEERS_PYTHON$|POWERCUT)'); do unset "$v"; done
 export PATH=$PATH:/opt/swift/usr/bin
 
@@ -58,7 +64,7 @@ command -v dpkg-query >/dev/null && command -v apt-get >/dev/null || skip "needs
 # The host's Debian packages: QEMU, busybox, the kernel's version (linux-headers-amd64: the kernel
 # itself is only downloaded into the cache), zint (the QR codes' modules), the guest's tools
 # (e2fsprogs, dmsetup: copied in with their libraries), gcc for the static helpers.
-PACKAGES="qemu-system-x86 busybox-static kmod linux-headers-amd64 cpio zint e2fsprogs dmsetup python3 gcc libc6-dev"
+PACKAGES="qemu-system-x86 busybox-static kmod linux-headers-amd64 cpio zint e2fsprogs dmsetup python3 gcc libc6-dev mosquitto"
 # shellcheck disable=SC2086
 "$REPO/harness/host-packages.sh" --log "${TMPDIR:-/tmp}/kiosk-powercut-apt.log" powercut $PACKAGES \
   || skip "could not install its Debian packages (see above)"
@@ -98,6 +104,29 @@ fi
 
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-powercut.XXXXXX")
 trap 'rm -rf "$W"' EXIT
+
+# --- the read-only card: its own boots (harness/powercut/readonly.sh); RO_PASSED, RO_FAILED ------
+readonly_card() {
+  local status
+  mkdir -p "$W/readonly"
+  set +e
+  "$HERE/readonly.sh" "$CACHE" "$K/kroot" "$KVER" "$KIOSK_BIN" "$PEERS_PY" "$W/readonly" 2>&1 |
+    tee "$W/readonly.out" | grep --line-buffered -E '^(PASS|FAIL|INFO) '
+  status=${PIPESTATUS[0]}
+  set -e
+  RO_PASSED=$(grep -c '^PASS ' "$W/readonly.out" || true)
+  RO_FAILED=$(grep -c '^FAIL ' "$W/readonly.out" || true)
+  if [ "$status" != 0 ] && [ "$RO_FAILED" = 0 ]; then
+    tail -5 "$W/readonly.out"; echo "FAIL powercut: readonly.sh ended $status without a FAIL line"; RO_FAILED=1
+  fi
+  stamp "read-only card done"
+}
+if [ "$ONLY_READONLY" = 1 ]; then
+  readonly_card
+  echo "$RO_PASSED passed, $RO_FAILED failed"
+  [ "$RO_FAILED" = 0 ]
+  exit
+fi
 ROOT=$W/root
 mkdir -p "$ROOT"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,harness,powercut,lib/modules/"$KVER"/deps}
 
@@ -112,24 +141,28 @@ host_fail=$(echo "$host_out" | grep -c '^FAIL ' || true)
 [ "$host_fail" = 0 ] && echo "PASS host: replay-log lists and replays a log of the documented format ($host_pass checks)"
 
 # --- the credentials: minted by the project's example issuer, drawn for the replay camera -------
-"$PEERS_PY" "$HERE/mint.py" "$ROOT/powercut" "$TOKENS" || die "mint.py failed"
+"$PEERS_PY" "$HERE/mint.py" "$ROOT/powercut" "$TOKENS" "$TICKETS" || die "mint.py failed"
 "$KIOSK_BIN" decode "$ROOT/powercut/tokens/001.pgm" | grep -q ': QR-Code: KC1:' || die "the first credential's picture does not decode"
+"$KIOSK_BIN" decode "$ROOT/powercut/tickets/001.pgm" | grep -q ': QR-Code: ' || die "the first ticket's picture does not decode"
 rm -f "$ROOT/powercut/issuer.key"
-stamp "$TOKENS one-time credentials minted and drawn"
+stamp "$TOKENS one-time credentials, $TICKETS pretix tickets and two site bundles minted"
 
 # --- the initramfs ---------------------------------------------------------------------------------
 cp /bin/busybox "$ROOT/bin/busybox"
 ln -s busybox "$ROOT/bin/sh"
 strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
-tools="/usr/sbin/mke2fs /usr/sbin/e2fsck /usr/sbin/dmsetup"
+tools="/usr/sbin/mke2fs /usr/sbin/e2fsck /usr/sbin/dmsetup /usr/sbin/mosquitto"
 for t in $tools; do cp "$t" "$ROOT/usr/sbin/"; done
 cp /etc/mke2fs.conf "$ROOT/etc/"
 # shellcheck disable=SC2086
-# libcrypto: the kiosk dlopen()s it for the credentials' signatures (ldd does not list it).
+# libcrypto and libmosquitto: the kiosk dlopen()s them for the credentials' signatures and the
+# broker (ldd does not list them).
 crypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64/ { print $NF; exit }')
 [ -n "$crypto" ] || die "no libcrypto.so.3 (libssl3)"
-mkdir -p "$ROOT$(dirname "$crypto")" && cp -L "$crypto" "$ROOT$crypto"
-for f in $(ldd "$ROOT/bin/kiosk" $crypto $tools 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
+libmosq=$(ldconfig -p | awk '$1 == "libmosquitto.so.1" && /x86-64/ { print $NF; exit }')
+[ -n "$libmosq" ] || die "no libmosquitto.so.1 (libmosquitto1)"
+for f in $crypto $libmosq; do mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; done
+for f in $(ldd "$ROOT/bin/kiosk" $crypto $libmosq $tools 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
   [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
 done
 for m in loop dm-log-writes ext4; do
@@ -171,5 +204,10 @@ case $status in
   124) echo "FAIL powercut: timed out after ${TIMEOUT_S}s (see $LOG)"; failed=$((failed + 1)) ;;
   *) echo "FAIL powercut: QEMU ended with status $status, not a verdict (see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1)) ;;
 esac
+# A kiosk built to be broken is asked about its writes only.
+if [ -z "$EXPECT" ]; then
+  readonly_card
+  passed=$((passed + RO_PASSED)) failed=$((failed + RO_FAILED))
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -7,6 +7,7 @@
 # the end; VM_GROUPS=gpio,faults on the kernel command line (KIOSK_VM_APPEND) runs only those.
 # The power-cut tier (harness/powercut/run.sh) boots this init with its own checks instead.
 [ -e /powercut/guest.sh ] && exec sh /powercut/guest.sh
+[ -e /powercut/readonly-guest.sh ] && exec sh /powercut/readonly-guest.sh
 KVER=$(cat /harness/kernel)
 PASSED=0 FAILED=0
 pass() { echo "PASS $*"; PASSED=$((PASSED + 1)); }

@@ -41,6 +41,15 @@ public enum StateDurability {
         if let ram = inRAM(magic: upperMagic, fsType: upperMagic == nil ? upperMount?.fsType : nil) {
             return .volatile("\(folder) is on an overlay (\(mount.point)) whose upper layer \(upper) is on \(ram) (in RAM): a read-only root")
         }
+        // The upper layer's path leads to an overlay from here: the layer was mounted where this
+        // root cannot see it, by an initramfs that never moved it into the new root (raspi-config's
+        // overlay file system before bookworm, `boot=overlay`: a tmpfs on the initramfs's /upper).
+        // What it is on cannot be known; the safe choice is RAM (a container's root, whose upper
+        // layer is on the host's disk, lands here too: KIOSK_VOLATILE_STATE=accept, or a volume).
+        if upperMagic == overlayMagic || (upperMagic == nil && upperMount?.fsType == "overlay") {
+            return .volatile("\(folder) is on an overlay (\(mount.point)) whose upper layer \(upper) is not visible here "
+                             + "(mounted before the root was switched, as a read-only root's tmpfs is): taken as in RAM")
+        }
         if upperMagic == nil && upperMount == nil {
             return .unknown("\(folder) is on an overlay (\(mount.point)) whose upper layer \(upper) cannot be read")
         }
