@@ -229,7 +229,12 @@ decode_corpus() {
   # The trixie root sees ../shared at /work/shared (harness/trixie/run.sh binds it there).
   [ "$(cd "$CORPUS/.." && pwd)" = "$(cd "$SHARED" 2>/dev/null && pwd)" ] \
     || { echo "KIOSK_CORPUS must be the corpus folder of ../shared beside the repository or of KIOSK_SHARED (the trixie root sees only that one)"; return 1; }
-  local reference_in_root=${REFERENCE#"$TROOT"}
+  # build.sh names the reference by its resolved path (readlink -f): the root's own path must be
+  # resolved too, or a .cache that is a symlink (CI's, into KIOSK_CI_CACHE) leaves the prefix on.
+  local root_real reference_in_root
+  root_real=$(readlink -f "$TROOT")
+  reference_in_root=${REFERENCE#"$root_real"}
+  [ "$reference_in_root" != "$REFERENCE" ] || { echo "the reference $REFERENCE is not inside the trixie root $root_real"; return 1; }
   t1=$(date +%s)
   "$REPO/harness/trixie/run.sh" -- bash -c 'cd /work/shared/corpus/zxing-blackbox && export LC_ALL=C && f=(*/*.png) && exec "$1" decode --budget-ms "$2" "${f[@]}"' \
     ref "$reference_in_root" "$DECODE_BUDGET_MS" > "$LAST/decode-amd64.txt" 2> "$LAST/decode-amd64.err"
