@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Checks that a release kiosk was linked with Sources/KioskMain/hot-functions.order first in its text
 # (docs/design/memory.md), and that the list is not stale: most of the functions it names are in the
-# binary, nearly all of those of the kiosk's own modules (a module renamed or moved renames them: the
-# list still matched 80% of its names, the standard library's, when only 67% of the kiosk's own were
-# left, and the idle kiosk had 1.0-1.1 MB more resident), and their code lies in few of the text's 64 kB windows (the kernel maps a binary's text
-# 64 kB around each page faulted in, so the windows are what an idle kiosk keeps resident).
+# binary, and four fifths of those of the kiosk's own modules (trixie's Swift names a few of them
+# otherwise); a module renamed or moved renames its functions: after the move to one folder a
+# concern the list still matched 80% of its names, the standard library's, when 67% of the kiosk's
+# own were left, and the idle kiosk kept 1.0-1.1 MB more resident. And their code lies in few of
+# the text's 64 kB windows (the kernel maps a binary's text 64 kB around each page faulted in, so
+# the windows are what an idle kiosk keeps resident).
 # Linked in the order of the objects instead, the same functions lie in 73 of 85 windows; as
 # linked, in 39 (amd64, 6.3.1). Exit 1 with the figures when either does not hold.
 #
@@ -46,10 +48,10 @@ def module(name):
 own = [name for name in listed if module(name) in modules]
 own_present = sum(name in symbols for name in own)
 print(f'of the kiosk\'s own modules: {own_present} of {len(own)} listed functions in the binary')
-stale = len(present) < 0.75 * len(listed) or own_present < 0.9 * len(own)
+stale = len(present) < 0.75 * len(listed) or own_present < 0.8 * len(own)
 scattered = len(windows) > 0.6 * total
 if stale:
-    print('more than a quarter of the list, or a tenth of the kiosk\'s own functions in it, is not in the binary: '
+    print('more than a quarter of the list, or a fifth of the kiosk\'s own functions in it, is not in the binary: '
           'make hot-functions, then rebuild')
 if scattered:
     print('the listed functions are spread through the text: the order was not used (Package.swift, '
