@@ -109,22 +109,27 @@ ksrc_ver=$(awk '$1 ~ /^linux-source-[0-9.]+$/ { print $2 }' "$B/.packages.txt")
 stamp "kernel $KVER ($kimage_ver)"
 
 # The headers' tools under qemu-user: each arm64 executable of linux-kbuild becomes a script that
-# runs it (once; the .arm64 files are the originals).
+# runs it (the .arm64 files are the originals, moved once). The scripts and the headers' Makefile
+# name $B by its path, written again on each run: the cache may have been made by a clone at
+# another path (CI's cache is shared by clones, its .cache a symlink into KIOSK_CI_CACHE).
+# The headers' Makefile includes the common headers by their absolute path: here, under $B.
+sed -i "s|^include .*/usr/src/linux-headers-|include $B/usr/src/linux-headers-|" "$KDIR/Makefile"
 if [ ! -e "$B/kbuild-wrapped.done" ]; then
-  # The headers' Makefile includes the common headers by their absolute path: here, under $B.
-  sed -i "s|^include /usr/src/|include $B/usr/src/|" "$KDIR/Makefile"
   for f in $(find "$B"/usr/lib/linux-kbuild-* -type f -perm -u+x); do
     case $(LC_ALL=C readelf -h "$f" 2>/dev/null | sed -n 's/^ *Machine: *//p') in
-      AArch64) mv "$f" "$f.arm64"; printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s.arm64 "$@"\n' "$B" "$f" >"$f"; chmod 755 "$f" ;;
+      AArch64) mv "$f" "$f.arm64" ;;
     esac
-  done
-  # Debian's modpost picks modpost.real-{lsb,msb}-{32,64} for the module's ELF class: under
-  # qemu-user it cannot find them; arm64 is lsb-64.
-  for mp in "$B"/usr/lib/linux-kbuild-*/scripts/mod/modpost; do
-    [ -e "$mp.real-lsb-64.arm64" ] && printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s.real-lsb-64.arm64 "$@"\n' "$B" "$mp" >"$mp"
   done
   touch "$B/kbuild-wrapped.done"
 fi
+for f in $(find "$B"/usr/lib/linux-kbuild-* -type f -name '*.arm64'); do
+  printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s "$@"\n' "$B" "$f" >"${f%.arm64}"; chmod 755 "${f%.arm64}"
+done
+# Debian's modpost picks modpost.real-{lsb,msb}-{32,64} for the module's ELF class: under
+# qemu-user it cannot find them; arm64 is lsb-64.
+for mp in "$B"/usr/lib/linux-kbuild-*/scripts/mod/modpost; do
+  [ -e "$mp.real-lsb-64.arm64" ] && printf '#!/bin/sh\nexec qemu-aarch64 -L %s %s.real-lsb-64.arm64 "$@"\n' "$B" "$mp" >"$mp"
+done
 # Bookworm's cross gcc is 12, the kernel was built with 14: gcc 12 lacks -fmin-function-alignment
 # (the kernel then falls back to -falign-functions, the same alignment).
 # No BTF for these modules (pahole; they load without it).
