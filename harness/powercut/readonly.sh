@@ -32,6 +32,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+. "$REPO/harness/vm/initramfs.sh"
 [ $# = 6 ] || { echo "usage: $0 CACHE KROOT KVER KIOSK PEERS_PYTHON WORKDIR" >&2; exit 64; }
 CACHE=$1 KROOT=$2 KVER=$3 KIOSK_BIN=$4 PEERS_PY=$5 W=$6
 MODDIR=$KROOT/lib/modules/$KVER
@@ -92,23 +93,14 @@ cp /bin/busybox "$I/bin/busybox" && ln -s busybox "$I/bin/sh"
 gcc -O2 -static -o "$I/bin/vmtool" "$REPO/harness/vm/vmtool.c"
 cp "$W/debs/usr/share/initramfs-tools/scripts/functions" "$I/scripts/"
 cp "$W/debs/usr/share/initramfs-tools/scripts/init-bottom/overlayroot" "$I/scripts/init-bottom/"
-for m in virtio_pci virtio_blk ext4 overlay; do
-  modprobe -d "$KROOT" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
-  while read -r ko; do
-    rel=${ko#"$MODDIR"/}
-    mkdir -p "$I/lib/modules/$KVER/$(dirname "$rel")"
-    cp "$ko" "$I/lib/modules/$KVER/$rel"
-    echo "/lib/modules/$KVER/$rel"
-  done >"$I/lib/modules/$KVER/deps/$m"
-  [ -s "$I/lib/modules/$KVER/deps/$m" ] || die "no module $m in $KVER"
-done
+initramfs_modules "$KROOT" "$KVER" "$I" virtio_pci virtio_blk ext4 overlay || die "the modules"
 cp "$REPO/harness/vm/init.sh" "$I/init" && chmod +x "$I/init"
 cp "$REPO/harness/vm/guest-tests.sh" "$I/harness/"
 cp "$HERE/readonly-guest.sh" "$I/powercut/"
 cp -r "$W/cred/tokens" "$W/cred/tokens.list" "$W/cred/blank.pgm" "$I/powercut/"
 echo "$fstab_line" >"$I/powercut/fstab-line"
 echo "$KVER" >"$I/harness/kernel"
-(cd "$I" && find . | cpio -o -H newc --quiet) >"$W/readonly.cpio"
+initramfs_pack "$I" "$W/readonly.cpio"
 
 # --- the boots ---------------------------------------------------------------------------------------
 # boot N END WORDS: boot N of readonly-guest.sh with WORDS on the kernel command line (the Pi's
@@ -117,17 +109,9 @@ FAILED=0
 boot() {
   local t0 status
   t0=$(date +%s)
-  set +e
-  timeout 300 qemu-system-x86_64 \
-    -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 768 \
-    -kernel "$VMLINUZ" -initrd "$W/readonly.cpio" \
-    -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 $3 READONLY_BOOT=$1" \
-    -drive "file=$W/root.img,if=virtio,format=raw" -drive "file=$W/state.img,if=virtio,format=raw" \
-    -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-    -display none -serial stdio -monitor none -no-reboot -nodefaults </dev/null 2>&1 |
-    tr -d '\r' | tee "$W/boot.log" | grep --line-buffered -E '^(PASS|FAIL|INFO) '
-  status=${PIPESTATUS[0]}
-  set -e
+  vm_boot "$W/boot.log" "PASS|FAIL|INFO" 300 768 "$W/readonly.cpio" "$3 READONLY_BOOT=$1" \
+    -drive "file=$W/root.img,if=virtio,format=raw" -drive "file=$W/state.img,if=virtio,format=raw"
+  status=$VM_STATUS
   { echo "=== boot $1 ($3): QEMU status $status"; cat "$W/boot.log"; } >>"$LOG"
   # isa-debug-exit: 1 = the guest's verdict pass, 3 = fail; 0 = the VM rebooted (the power cut).
   case $2:$status in

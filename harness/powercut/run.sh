@@ -25,6 +25,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+. "$REPO/harness/vm/initramfs.sh"
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
 MODE=bounded ONLY_READONLY=0
@@ -162,38 +163,20 @@ crypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64/ { print $NF; exit
 libmosq=$(ldconfig -p | awk '$1 == "libmosquitto.so.1" && /x86-64/ { print $NF; exit }')
 [ -n "$libmosq" ] || die "no libmosquitto.so.1 (libmosquitto1)"
 for f in $crypto $libmosq; do mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; done
-for f in $(ldd "$ROOT/bin/kiosk" $crypto $libmosq $tools 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
-  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
-done
-for m in loop dm-log-writes ext4; do
-  modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
-  while read -r ko; do
-    rel=${ko#"$MODDIR"/}
-    mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
-    cp "$ko" "$ROOT/lib/modules/$KVER/$rel"
-    echo "/lib/modules/$KVER/$rel"
-  done >"$ROOT/lib/modules/$KVER/deps/$m"
-  [ -s "$ROOT/lib/modules/$KVER/deps/$m" ] || die "no module $m in $KVER"
-done
+initramfs_libs "$ROOT" "" "$ROOT/bin/kiosk" $crypto $libmosq $tools || die "the kiosk's libraries"
+initramfs_modules "$K/kroot" "$KVER" "$ROOT" loop dm-log-writes ext4 || die "the modules"
 cp "$REPO/harness/vm/init.sh" "$ROOT/init" && chmod +x "$ROOT/init"
 cp "$REPO/harness/vm/guest-tests.sh" "$ROOT/harness/"
 cp "$HERE/guest.sh" "$ROOT/powercut/"
 echo "$KVER" >"$ROOT/harness/kernel"
-(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
+initramfs_pack "$ROOT" "$W/initrd.cpio"
 stamp "initramfs $(du -m "$W/initrd.cpio" | cut -f1) MB"
 
 # --- boot ------------------------------------------------------------------------------------------
 LOG=$CACHE/last-powercut.log
-set +e
-timeout "$TIMEOUT_S" qemu-system-x86_64 \
-  -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
-  -kernel "$VMLINUZ" -initrd "$W/initrd.cpio" \
-  -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 POWERCUT=$MODE${POINTS:+ POWERCUT_POINTS=$POINTS}${VARIANTS:+ POWERCUT_VARIANTS=$VARIANTS}${EXPECT:+ POWERCUT_EXPECT=$EXPECT}" \
-  -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-  -display none -serial stdio -monitor none -no-reboot -nodefaults </dev/null 2>&1 |
-  tr -d '\r' | tee "$LOG" | grep --line-buffered -E '^(PASS|FAIL|SKIP|INFO|powercut:) '
-status=${PIPESTATUS[0]}
-set -e
+vm_boot "$LOG" "PASS|FAIL|SKIP|INFO|powercut:" "$TIMEOUT_S" 1024 "$W/initrd.cpio" \
+  "POWERCUT=$MODE${POINTS:+ POWERCUT_POINTS=$POINTS}${VARIANTS:+ POWERCUT_VARIANTS=$VARIANTS}${EXPECT:+ POWERCUT_EXPECT=$EXPECT}"
+status=$VM_STATUS
 stamp "VM finished (QEMU status $status; console in $LOG)"
 
 passed=$(( $(grep -c '^PASS ' "$LOG" || true) + (host_fail == 0 ? 1 : 0) ))

@@ -21,6 +21,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
+. "$HERE/initramfs.sh"
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 REQUIRE=${KIOSK_VM_REQUIRE:-0}
 BINARY=${KIOSK_VM_BINARY:-}
@@ -111,9 +112,7 @@ cp "$CHRONY/usr/sbin/chronyd" "$ROOT/sbin/chronyd"
 LIBCRYPTO=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && $NF ~ /x86-64|\// { print $NF; exit }')
 [ -e "$LIBCRYPTO" ] || skip "no libcrypto.so.3 (libssl3)"
 mkdir -p "$ROOT$(dirname "$LIBCRYPTO")" && cp -L "$LIBCRYPTO" "$ROOT$LIBCRYPTO"
-for f in $(ldd "$ROOT/bin/kiosk" "$ROOT/sbin/chronyd" "$LIBCRYPTO" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
-  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; }
-done
+initramfs_libs "$ROOT" "" "$ROOT/bin/kiosk" "$ROOT/sbin/chronyd" "$LIBCRYPTO" || die "the libraries of the kiosk and chronyd"
 modprobe -d "$K/kroot" -S "$KVER" --show-depends e1000 | awk '$1 == "insmod" { print $2 }' | while read -r ko; do
   cp "$ko" "$ROOT/lib/modules/"; echo "/lib/modules/$(basename "$ko")"
 done >"$ROOT/lib/modules/net.list"
@@ -121,7 +120,7 @@ echo 'root:x:0:0:root:/tmp:/bin/sh' >"$ROOT/etc/passwd"
 echo 'root:x:0:' >"$ROOT/etc/group"
 cp "$HERE/clock-guest.sh" "$ROOT/init"
 chmod +x "$ROOT/init"
-(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
+initramfs_pack "$ROOT" "$W/initrd.cpio"
 
 LOGS=$CACHE/clock
 mkdir -p "$LOGS"
@@ -129,15 +128,8 @@ boot() {  # boot CASE INITRD APPEND QEMU-ARGS...: the console in $LOGS/CASE.log
   local name=$1 initrd=$2 append=$3 t0 status
   shift 3
   t0=$(date +%s)
-  set +e
-  timeout "${KIOSK_VM_CLOCK_TIMEOUT:-300}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m 512 \
-    -kernel "$VMLINUZ" -initrd "$initrd" \
-    -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 clock_case=$name $append" \
-    -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-    -display none -serial stdio -monitor none -no-reboot -nodefaults "$@" </dev/null 2>&1 |
-    tr -d '\r' | tee "$LOGS/$name.log" | grep --line-buffered -E '^(PASS|FAIL|INFO) '
-  status=${PIPESTATUS[0]}
-  set -e
+  VM_SMP=1 vm_boot "$LOGS/$name.log" "PASS|FAIL|INFO" "${KIOSK_VM_CLOCK_TIMEOUT:-300}" 512 "$initrd" "clock_case=$name $append" "$@"
+  status=$VM_STATUS
   echo "INFO vm-clock: $name: QEMU status $status in $(( $(date +%s) - t0 )) s (console in $LOGS/$name.log)"
   case $status in
     1) grep -q "^RESULT clock-$name failed=0" "$LOGS/$name.log" || echo "FAIL vm-clock: $name: no RESULT line" ;;

@@ -10,9 +10,11 @@
 [ -e /powercut/readonly-guest.sh ] && exec sh /powercut/readonly-guest.sh
 KVER=$(cat /harness/kernel)
 PASSED=0 FAILED=0
-pass() { echo "PASS $*"; PASSED=$((PASSED + 1)); }
-fail() { echo "FAIL $*"; FAILED=$((FAILED + 1)); }
-info() { echo "INFO $*"; }
+# In the libgpiod v2 root (/gpiod2, below) every line says so: "PASS gpiod2 gpio: ...".
+PFX=${GPIOD2_INNER:+gpiod2 }
+pass() { echo "PASS $PFX$*"; PASSED=$((PASSED + 1)); }
+fail() { echo "FAIL $PFX$*"; FAILED=$((FAILED + 1)); }
+info() { echo "INFO $PFX$*"; }
 show() { sed 's/^/INFO   | /' "$@"; }   # a log, shown under a FAIL
 
 # load MODULE [PARAMS]: insmod it and what it needs (order computed on the host), params on it.
@@ -137,8 +139,8 @@ BUZZ=3 TORCH=5 BEEP_MS=200
 # gpio_setup: the chip (made once, through configfs); CHIP, and SIMDIR / TORCHDIR, the simulator's
 # sysfs folders of the two lines (their `value` is the level driven, `pull` what an idle line shows).
 gpio_setup() {
+  configfs_up || return 1   # (in /gpiod2 too: configfs is mounted again there, the same chip seen)
   if [ ! -d $SIM ]; then
-    configfs_up || return 1
     mkdir $SIM $SIM/bank0 $SIM/bank0/line$BUZZ $SIM/bank0/line$TORCH &&
     echo 8 >$SIM/bank0/num_lines && echo kiosk-sim >$SIM/bank0/label &&
     echo buzzer >$SIM/bank0/line$BUZZ/name && echo torch >$SIM/bank0/line$TORCH/name &&
@@ -150,7 +152,7 @@ gpio_setup() {
   [ -e "$SIMDIR/value" ] && [ -e "$TORCHDIR/value" ]
 }
 # The libgpiod command-line tools in the guest are v1 (bookworm's, beside a kiosk built on
-# bookworm) or v2 (trixie's, beside a kiosk built there: harness/vm/run.sh --gpiod2); their syntax
+# bookworm) or v2 (trixie's, beside a kiosk built there, in /gpiod2: harness/vm/run.sh --gpiod2); their syntax
 # and their gpioinfo differ:
 #   v1: line   3:   "buzzer"   "kiosk"  output  active-low [used]   /   line 5: "torch" unused input active-high
 #   v2: line 3: "buzzer" output active-low consumer="kiosk"        /   line 5: "torch" input
@@ -1460,10 +1462,35 @@ uvc_teardown() {
   echo "" >$UVCG/UDC 2>/dev/null
 }
 
+# ---- libgpiod v2: the GPIO groups again in /gpiod2 (harness/vm/run.sh --gpiod2) ----------------
+# A second root in the initramfs: trixie's kiosk (libgpiod v2), its libraries and trixie's v2 tools.
+# This script runs again inside it (chroot), on the same kernel, vivid and gpio-sim; its lines say
+# "gpiod2", its counts are added to this run's.
+gpiod2_groups() {
+  [ -x /gpiod2/bin/kiosk ] || return 0
+  unfeed
+  chroot /gpiod2 /bin/busybox --install -s /bin
+  for d in proc sys dev frames; do mount --bind /$d /gpiod2/$d || { fail "gpiod2: bind /$d"; return; }; done
+  mount -t tmpfs tmpfs /gpiod2/tmp && mount -t tmpfs tmpfs /gpiod2/run || { fail "gpiod2: tmpfs"; return; }
+  env GPIOD2_INNER=1 VM_GROUPS=gpio,torch,doctor,inputs chroot /gpiod2 /bin/sh /harness/guest-tests.sh | tee /tmp/gpiod2.out
+  set -- $(sed -n 's/^RESULT gpiod2 \([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' /tmp/gpiod2.out)
+  [ $# = 2 ] || { fail "gpiod2: the run in /gpiod2 printed no RESULT line"; return; }
+  PASSED=$((PASSED + $1)) FAILED=$((FAILED + $2))
+}
+
 # ---- run ---------------------------------------------------------------------------------------
-load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
-  fail "load vivid"
-load gpio-sim || fail "load gpio-sim"
+if [ -z "$GPIOD2_INNER" ]; then
+  load vivid n_devs=1 node_types=0x101 num_inputs=1 input_types=0x3 num_outputs=1 output_types=0x1 ||
+    fail "load vivid"
+  load gpio-sim || fail "load gpio-sim"
+else
+  # What this root is for: trixie's kiosk on libgpiod v2 and v2 tools, not bookworm's again.
+  version=$(/bin/kiosk --version 2>&1 | tr '\n' ' ')
+  case "$GPIOD_API $version" in
+    "2 "*"(v2 API)"*) pass "libgpiod v2: the kiosk and the tools here use it: $version" ;;
+    *) fail "libgpiod v2: want the v2 API in both, got tools v$GPIOD_API, $version" ;;
+  esac
+fi
 info "$(/bin/kiosk --version 2>&1 | tr '\n' ' '); tools: libgpiod v$GPIOD_API; modules: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
 GROUPS_RUN=$(echo "${VM_GROUPS:-capture,mjpg,gpio,faults,torch,doctor,snapshot,libcamera,lckiosk,door,inputs,uvc}" | tr , " ")
 case " $GROUPS_RUN " in *" faults "*) missing_start ;; esac
@@ -1473,5 +1500,6 @@ for group in $GROUPS_RUN; do
   info "group $group: $(($(vmtool ms) - group_t0)) ms"
 done
 unfeed
-echo "RESULT $PASSED passed, $FAILED failed"
+[ -n "$GPIOD2_INNER" ] || gpiod2_groups
+echo "RESULT $PFX$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

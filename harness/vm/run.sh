@@ -7,9 +7,10 @@
 #   harness/vm/run.sh [--require] [--gpiod2]
 #   harness/vm/run.sh --powercut [--full] [--require]     (harness/powercut/run.sh)
 #
-# --gpiod2: the GPIO checks (groups gpio, torch, doctor, inputs) again, with the kiosk built in the trixie
-# root (harness/trixie/run.sh: libgpiod v2, swiftlang) and trixie's libraries and v2 command-line
-# tools in the initramfs, on the same kernel and gpio-sim: the shim's v2 path on real lines.
+# --gpiod2: in the same boot, after every group, the GPIO checks (groups gpio, torch, doctor, inputs)
+# again with the kiosk built in the trixie root (harness/trixie/run.sh: libgpiod v2, swiftlang),
+# trixie's libraries and v2 command-line tools: a second root in the initramfs (/gpiod2) that the
+# guest enters with chroot, on the same kernel, vivid and gpio-sim: the shim's v2 path on real lines.
 #
 # Everything it downloads or builds is cached under $KIOSK_VM_CACHE (default: .cache/vm in the
 # repository). It prints one PASS/FAIL line per check and ends with "N passed, M failed"; exit 0
@@ -21,6 +22,7 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/modules.sh"
+. "$HERE/initramfs.sh"
 CACHE=${KIOSK_VM_CACHE:-$REPO/.cache/vm}
 # In CI (CI set) a machine that cannot run the VM fails the tier: a missing tool is no pass there.
 REQUIRE=${KIOSK_VM_REQUIRE:-${CI:+1}}
@@ -157,20 +159,8 @@ if [ ! -e "$K/v4l2loopback.done" ]; then
 fi
 
 # --- the kiosk: release, Swift runtime linked in -------------------------------------------------
-# SYSROOT is where the kiosk's libraries and the command-line tools come from: this machine, or
-# with --gpiod2 the trixie root the kiosk was built in.
-SYSROOT=
 KIOSK_BIN=$BINARY
-if [ "$GPIOD2" = 1 ]; then
-  SYSROOT=$("$REPO/harness/trixie/run.sh" --root | tail -1)
-  [ -d "$SYSROOT/usr/bin" ] || die "no trixie root ($SYSROOT)"
-  # The root's own release build (make release there: the trixie tier's), brought up to date.
-  "$REPO/harness/trixie/run.sh" -- swift build -c release --static-swift-stdlib --product kiosk \
-     >"$CACHE/swift-build-trixie.log" 2>&1 || { tail -30 "$CACHE/swift-build-trixie.log"; die "swift build in the trixie root failed"; }
-  KIOSK_BIN=$SYSROOT/work/kiosk/.build/release/kiosk
-  APPEND="VM_GROUPS=gpio,torch,doctor,inputs $APPEND"
-  stamp "kiosk built in the trixie root"
-elif [ -z "$KIOSK_BIN" ]; then
+if [ -z "$KIOSK_BIN" ]; then
   command -v swift >/dev/null || skip "swift not found (or give a binary in KIOSK_VM_BINARY)"
   # The checkout's release build (make release's flags and folder): nothing to do after make test.
   (cd "$REPO" && swift build -c release --static-swift-stdlib --product kiosk \
@@ -178,17 +168,26 @@ elif [ -z "$KIOSK_BIN" ]; then
   KIOSK_BIN=$REPO/.build/release/kiosk
   stamp "kiosk built"
 fi
+# With --gpiod2, the trixie root's own release build (make release there: the trixie tier's),
+# brought up to date; its libraries and tools come from that root (TRIXIE).
+TRIXIE= TRIXIE_BIN=
+if [ "$GPIOD2" = 1 ]; then
+  TRIXIE=$("$REPO/harness/trixie/run.sh" --root | tail -1)
+  [ -d "$TRIXIE/usr/bin" ] || die "no trixie root ($TRIXIE)"
+  "$REPO/harness/trixie/run.sh" -- swift build -c release --static-swift-stdlib --product kiosk \
+     >"$CACHE/swift-build-trixie.log" 2>&1 || { tail -30 "$CACHE/swift-build-trixie.log"; die "swift build in the trixie root failed"; }
+  TRIXIE_BIN=$TRIXIE/work/kiosk/.build/release/kiosk
+  [ -x "$TRIXIE_BIN" ] || die "no kiosk binary at $TRIXIE_BIN"
+  stamp "kiosk built in the trixie root"
+fi
 [ -x "$KIOSK_BIN" ] || die "no kiosk binary at $KIOSK_BIN"
 
 # --- the libcamera plugin and lc-probe, built against this machine's libcamera (group libcamera) --
-# Not with --gpiod2: its groups do not use them (and its libraries come from the trixie root).
 LCDIR=$CACHE/libcamera
-if [ -z "$SYSROOT" ]; then
-  mkdir -p "$LCDIR"
-  (cd "$LCDIR" && make -f "$REPO/plugins/libcamera/Makefile" kiosk-libcamera.so lc-probe) >"$LCDIR/build.log" 2>&1 ||
-    { cat "$LCDIR/build.log"; die "the libcamera plugin did not build"; }
-  stamp "libcamera plugin and lc-probe built (or up to date)"
-fi
+mkdir -p "$LCDIR"
+(cd "$LCDIR" && make -f "$REPO/plugins/libcamera/Makefile" kiosk-libcamera.so lc-probe) >"$LCDIR/build.log" 2>&1 ||
+  { cat "$LCDIR/build.log"; die "the libcamera plugin did not build"; }
+stamp "libcamera plugin and lc-probe built (or up to date)"
 
 # --- frames and a host-side sanity check of them -------------------------------------------------
 W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-vm.XXXXXX")
@@ -198,8 +197,7 @@ mkdir -p "$ROOT/frames"
 python3 "$HERE/frames.py" "$ROOT/frames" >"$ROOT/frames/frames.list"
 host_pass=0 host_fail=0
 host_passed=0   # host PASS lines printed
-# The trixie-built kiosk needs trixie's C library: the frames were checked by the bookworm run.
-[ -n "$SYSROOT" ] || for pgm in "$ROOT"/frames/*-GREY-*.pgm "$ROOT"/frames/*-BGR888-*.pgm; do
+for pgm in "$ROOT"/frames/*-GREY-*.pgm "$ROOT"/frames/*-BGR888-*.pgm; do
   want=$(awk -v n="$(basename "$pgm" .pgm)" '$1 == n { print $5 ": " $6 }' "$ROOT/frames/frames.list")
   if "$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$pgm" | grep -qxF "$pgm: $want"; then
     host_pass=$((host_pass + 1))
@@ -207,80 +205,63 @@ host_passed=0   # host PASS lines printed
     echo "FAIL host: $(basename "$pgm") does not decode to \"$want\" with kiosk decode"; host_fail=$((host_fail + 1))
   fi
 done
-if [ -z "$SYSROOT" ]; then
-  if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.pgm)" ]; then
-    echo "FAIL host: the out-of-ROI frame decodes inside the ROI"; host_fail=$((host_fail + 1))
-  else
-    host_pass=$((host_pass + 1))
-  fi
-  [ "$host_fail" = 0 ] && { echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"; host_passed=1; }
+if [ -n "$("$KIOSK_BIN" decode --roi 0.25,0.25,0.5,0.5 "$ROOT"/frames/outside-*.pgm)" ]; then
+  echo "FAIL host: the out-of-ROI frame decodes inside the ROI"; host_fail=$((host_fail + 1))
+else
+  host_pass=$((host_pass + 1))
 fi
+[ "$host_fail" = 0 ] && { echo "PASS host: the test frames decode with kiosk decode (and the corner one not in the ROI)"; host_passed=1; }
 cjpeg -quality 90 "$ROOT/frames/qr-RGB-640x480.ppm" >"$ROOT/frames/qr-MJPG-640x480.jpg" || die "cjpeg failed"
 rm -f "$ROOT"/frames/*.pgm "$ROOT"/frames/*.ppm
 
 # --- the initramfs -------------------------------------------------------------------------------
-mkdir -p "$ROOT"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,lib/modules/"$KVER"/deps,harness}
-cp /bin/busybox "$ROOT/bin/busybox"
-ln -s busybox "$ROOT/bin/sh"
-gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
-gcc -O2 -static -Wall -o "$ROOT/bin/uvc-gadget" "$HERE/uvc-gadget.c"
-strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
 tools="/usr/bin/v4l2-ctl /usr/bin/gpioset /usr/bin/gpioget /usr/bin/gpioinfo /usr/bin/gpiodetect"
-plugins=$(cd "$SYSROOT/" && ls usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null | sed 's|^|/|' || true)
-for t in $tools; do cp "$SYSROOT$t" "$ROOT/usr/bin/" || die "no $SYSROOT$t"; done
-# libcamera: the plugin, lc-probe, vimc's IPA module (with its signature: unsigned, libcamera would
-# run it in a separate process through its proxy) and its configuration; the libraries through ldd.
-# (No udevd: the guest writes the udev database entries libcamera looks for, see udev_db.)
-lcfiles=
-if [ -z "$SYSROOT" ]; then
-  LCLIB=$(pkg-config --variable=libdir libcamera)/libcamera
-  mkdir -p "$ROOT/usr/lib/kiosk" "$ROOT$LCLIB" "$ROOT/usr/share/libcamera/ipa"
-  strip -o "$ROOT/usr/lib/kiosk/kiosk-libcamera.so" "$LCDIR/kiosk-libcamera.so"
-  strip -o "$ROOT/usr/bin/lc-probe" "$LCDIR/lc-probe"
-  cp "$LCLIB/ipa_vimc.so" "$LCLIB/ipa_vimc.so.sign" "$LCLIB/vimc_ipa_proxy" "$ROOT$LCLIB/" || die "no vimc IPA in $LCLIB (libcamera-ipa)"
-  cp -r /usr/share/libcamera/ipa/vimc "$ROOT/usr/share/libcamera/ipa/"
-  lcfiles="$ROOT/usr/lib/kiosk/kiosk-libcamera.so $LCLIB/ipa_vimc.so $LCLIB/vimc_ipa_proxy"
-fi
-# ldd of the kiosk and the tools, as their own system resolves them (chroot into the trixie root).
-needed() {
-  if [ -n "$SYSROOT" ]; then
-    cp "$ROOT/bin/kiosk" "$SYSROOT/tmp/kiosk-vm-ldd"
-    chroot "$SYSROOT" ldd /tmp/kiosk-vm-ldd $tools $plugins; rm -f "$SYSROOT/tmp/kiosk-vm-ldd"
-  else ldd "$ROOT/bin/kiosk" $tools $plugins $lcfiles; fi
+# populate DIR SYSROOT KIOSK [EXTRA...]: a root at DIR with busybox, the guest's helpers, the
+# kiosk (stripped), the command-line tools and libv4l's plugins of SYSROOT ("" for this machine)
+# and every library they and EXTRA need as SYSROOT resolves them (ldd, chrooted for a root).
+populate() {
+  local dir=$1 sysroot=$2 kiosk=$3 plugins f; shift 3
+  mkdir -p "$dir"/{bin,sbin,usr/bin,proc,sys,dev,tmp,run,frames,harness}
+  cp /bin/busybox "$dir/bin/busybox"
+  ln -sf busybox "$dir/bin/sh"
+  cp "$W/vmtool" "$W/uvc-gadget" "$dir/bin/"
+  strip -o "$dir/bin/kiosk" "$kiosk"
+  plugins=$(cd "$sysroot/" && ls usr/lib/x86_64-linux-gnu/libv4l/plugins/*.so 2>/dev/null | sed 's|^|/|' || true)
+  for f in $tools; do cp "$sysroot$f" "$dir/usr/bin/" || die "no $sysroot$f"; done
+  for f in $plugins; do mkdir -p "$dir$(dirname "$f")" && cp -L "$sysroot$f" "$dir$f"; done
+  initramfs_libs "$dir" "$sysroot" "$dir/bin/kiosk" $tools $plugins "$@" || die "the libraries of $dir/bin/kiosk"
+  cp "$HERE/guest-tests.sh" "$dir/harness/"
 }
-for f in $(needed 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u) $plugins; do
-  [ -e "$ROOT$f" ] || { mkdir -p "$ROOT$(dirname "$f")" && cp -L "$SYSROOT$f" "$ROOT$f"; }
-done
-# Modules: each one's insmod order (dependencies first), for the guest's `load`.
-for m in vivid gpio-sim v4l2loopback vimc dummy_hcd usb_f_uvc uvcvideo; do
-  modprobe -d "$K/kroot" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" { print $2 }' |
-  while read -r ko; do
-    rel=${ko#"$MODDIR"/}
-    mkdir -p "$ROOT/lib/modules/$KVER/$(dirname "$rel")"
-    cp "$ko" "$ROOT/lib/modules/$KVER/$rel"
-    echo "/lib/modules/$KVER/$rel"
-  done >"$ROOT/lib/modules/$KVER/deps/$m"
-done
+gcc -O2 -static -o "$W/vmtool" "$HERE/vmtool.c"
+gcc -O2 -static -Wall -o "$W/uvc-gadget" "$HERE/uvc-gadget.c"
+mkdir -p "$ROOT/lib/modules/$KVER/deps"
+# libcamera: the plugin, lc-probe, vimc's IPA module (with its signature: unsigned, libcamera would
+# run it in a separate process through its proxy) and its configuration; their libraries through
+# populate's ldd. (No udevd: the guest writes the udev database entries libcamera looks for, see udev_db.)
+LCLIB=$(pkg-config --variable=libdir libcamera)/libcamera
+mkdir -p "$ROOT/usr/lib/kiosk" "$ROOT$LCLIB" "$ROOT/usr/share/libcamera/ipa" "$ROOT/usr/bin"
+strip -o "$ROOT/usr/lib/kiosk/kiosk-libcamera.so" "$LCDIR/kiosk-libcamera.so"
+strip -o "$ROOT/usr/bin/lc-probe" "$LCDIR/lc-probe"
+cp "$LCLIB/ipa_vimc.so" "$LCLIB/ipa_vimc.so.sign" "$LCLIB/vimc_ipa_proxy" "$ROOT$LCLIB/" || die "no vimc IPA in $LCLIB (libcamera-ipa)"
+cp -r /usr/share/libcamera/ipa/vimc "$ROOT/usr/share/libcamera/ipa/"
+populate "$ROOT" "" "$KIOSK_BIN" "$ROOT/usr/lib/kiosk/kiosk-libcamera.so" "$LCLIB/ipa_vimc.so" "$LCLIB/vimc_ipa_proxy"
+# The second root, entered by the guest after its groups (guest-tests.sh, "libgpiod v2").
+if [ -n "$TRIXIE" ]; then
+  populate "$ROOT/gpiod2" "$TRIXIE" "$TRIXIE_BIN"
+  echo "$KVER" >"$ROOT/gpiod2/harness/kernel"
+fi
+# Modules, with each one's insmod order for the guest's `load`.
+initramfs_modules "$K/kroot" "$KVER" "$ROOT" vivid gpio-sim v4l2loopback vimc dummy_hcd usb_f_uvc uvcvideo || die "the modules"
 cp "$HERE/init.sh" "$ROOT/init"
-cp "$HERE/guest-tests.sh" "$ROOT/harness/"
 chmod +x "$ROOT/init"
 echo "$KVER" >"$ROOT/harness/kernel"
-(cd "$ROOT" && find . | cpio -o -H newc --quiet) >"$W/initrd.cpio"
+initramfs_pack "$ROOT" "$W/initrd.cpio"
 stamp "initramfs $(du -m "$W/initrd.cpio" | cut -f1) MB"
 
 # --- boot -------------------------------------------------------------------------------------
 LOG=$CACHE/last-run.log
-[ "$GPIOD2" = 1 ] && LOG=$CACHE/last-run-gpiod2.log
-set +e
-timeout "$TIMEOUT_S" qemu-system-x86_64 \
-  -machine pc -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
-  -kernel "$VMLINUZ" -initrd "$W/initrd.cpio" \
-  -append "console=ttyS0 rdinit=/init quiet loglevel=3 panic=-1 $APPEND" \
-  -device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-  -display none -serial stdio -monitor none -no-reboot -nodefaults </dev/null 2>&1 |
-  tr -d '\r' | tee "$LOG" | grep --line-buffered -E '^(PASS|FAIL|SKIP|INFO) '
-status=${PIPESTATUS[0]}
-set -e
+vm_boot "$LOG" "PASS|FAIL|SKIP|INFO" "$TIMEOUT_S" 1024 "$W/initrd.cpio" "$APPEND"
+status=$VM_STATUS
 stamp "VM finished (QEMU status $status; console in $LOG)"
 
 # The snapshot the guest took (group snapshot), copied out through the console in base64.
@@ -311,11 +292,9 @@ fi
 # The clock group: four boots of its own with the same kiosk (harness/vm/clock.sh).
 clock_pass=0 clock_fail=0
 rm -f "$CACHE/last-run-clock.log"
-if [ -z "$SYSROOT" ]; then
-  KIOSK_VM_BINARY=$KIOSK_BIN KIOSK_VM_CACHE=$CACHE "$HERE/clock.sh" 2>&1 | tee "$CACHE/last-run-clock.log" | grep -E '^(PASS|FAIL|SKIP) ' || true
-  clock_pass=$(grep -c '^PASS ' "$CACHE/last-run-clock.log" || true)
-  clock_fail=$(grep -c '^FAIL ' "$CACHE/last-run-clock.log" || true)
-fi
+KIOSK_VM_BINARY=$KIOSK_BIN KIOSK_VM_CACHE=$CACHE "$HERE/clock.sh" 2>&1 | tee "$CACHE/last-run-clock.log" | grep -E '^(PASS|FAIL|SKIP) ' || true
+clock_pass=$(grep -c '^PASS ' "$CACHE/last-run-clock.log" || true)
+clock_fail=$(grep -c '^FAIL ' "$CACHE/last-run-clock.log" || true)
 
 # The guest's and the clock group's SKIP lines: each a failure unless harness/vm/expected-skips
 # lists it (`TEXT | REASON`, TEXT the SKIP line's words up to its first colon).
