@@ -37,13 +37,9 @@ final class AccessEdgeTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         p.arguments = ["-c", program] + args
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
-        return String(decoding: data, as: UTF8.self)
+        let run = try Child.run(p)
+        XCTAssertEqual(run.status, 0, run.errors)
+        return run.output
     }
 
     /// Every minute from Saturday 20:00 to Sunday 10:00 local time around `sunday`, as UTC

@@ -24,13 +24,9 @@ final class HolidayTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
         p.arguments = [Checkout.root.appendingPathComponent("Tests/Peers/holidays.py").path] + args
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
-        return String(decoding: data, as: UTF8.self)
+        let run = try Child.run(p)
+        XCTAssertEqual(run.status, 0, run.errors)
+        return run.output
     }
 
     func testTwoYearsOfClosedDaysAsRecurringICalEventsExpandsThem() throws {

@@ -238,18 +238,14 @@ final class PassVerifierTests: XCTestCase {
     /// the credential in it, shown by its holder's key as a form 1 pass, opens; as KC1, no proof.
     func testIssueCredentialBindsACredentialToThePagesKey() throws {
         let alice = try holder("alice")
-        let p = Process(), o = Pipe()
+        let p = Process()
         p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
         p.arguments = [Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path, "mint", "--key", folder + "/issuer.key",
                        "--kid", "issuer-1", "--iss", "acme", "--sub", "alice", "--valid-from", String(wall.now - 60), "--valid-for", "1h",
                        "--holder-key", alice.link]
-        p.standardOutput = o
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let out = String(decoding: o.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0)
-        let link = out.trimmingCharacters(in: .whitespacesAndNewlines)
+        let run = try Child.run(p)
+        XCTAssertEqual(run.status, 0, run.errors)
+        let link = run.output.trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertTrue(link.hasPrefix("https://pass.example/#c="), link)
         let cred = try XCTUnwrap(Base64URL.decode(link.split(separator: "=", maxSplits: 1).last ?? ""))
         let v = try verifier()

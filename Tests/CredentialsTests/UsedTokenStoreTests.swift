@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import Platform
 import Policy
+import TestSupport
 import XCTest
 
 /// The used-token store's files on disk: one record a grant, the log folded into the
@@ -178,16 +179,13 @@ final class UsedTokenStoreTests: XCTestCase {
             p.executableURL = URL(fileURLWithPath: "/bin/mount")
             p.arguments = args
             p.standardError = FileHandle.nullDevice
-            guard (try? p.run()) != nil else { return false }
-            p.waitUntilExit()
-            return p.terminationStatus == 0
+            return (try? Child.run(p))?.status == 0
         }
         func umount(_ path: String) {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/bin/umount")
             p.arguments = [path]
-            try? p.run()
-            p.waitUntilExit()
+            _ = try? Child.run(p)
         }
         let ram = folder + "/ram", disk = folder + "/disk"
         for d in [ram, disk + "/lower", disk + "/upper", disk + "/work", folder + "/merged-ram", folder + "/merged-disk", folder + "/lower"] {

@@ -79,15 +79,7 @@ final class VerifierTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         p.arguments = ["-c", "import sys, zlib; sys.stdout.buffer.write(zlib.compress(sys.stdin.buffer.read(), 9))"]
-        let i = Pipe(), o = Pipe()
-        p.standardInput = i
-        p.standardOutput = o
-        try p.run()
-        i.fileHandleForWriting.write(Data(bytes))
-        try i.fileHandleForWriting.close()
-        let d = o.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Array(d)
+        return Array(try Child.run(p, input: Data(bytes)).stdout)
     }
 
     func testTrustDirectoryNamesKidsAndRefusesWhatIsNoKey() throws {

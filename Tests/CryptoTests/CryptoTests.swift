@@ -4,6 +4,7 @@
 import Crypto
 import Foundation
 import Policy
+import TestSupport
 import XCTest
 
 final class CryptoTests: XCTestCase {
@@ -210,9 +211,8 @@ final class CryptoTests: XCTestCase {
         p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         p.arguments = args
         p.currentDirectoryURL = dir
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "openssl \(args.joined(separator: " "))")
+        let run = try Child.run(p)
+        XCTAssertEqual(run.status, 0, "openssl \(args.joined(separator: " ")): \(run.errors)")
     }
 
     private func hex(_ b: [UInt8]) -> String { b.map { String(format: "%02x", $0) }.joined() }

@@ -399,12 +399,9 @@ final class LibmosquittoOnFirstUseTests: XCTestCase {
         let child = Process()
         child.executableURL = tests.deletingLastPathComponent().appendingPathComponent("FleetTestChild")
         child.environment = ["MQTT_CHILD_MAPS": "1"]
-        let out = Pipe()
-        child.standardOutput = out
-        try child.run()
-        let line = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        child.waitUntilExit()
-        XCTAssertEqual(child.terminationStatus, 0, line)
+        let run = try Child.run(child)
+        let line = run.output
+        XCTAssertEqual(run.status, 0, line + run.errors)
         XCTAssertTrue(line.hasPrefix("maps before=no loaded=no after=yes version=2."), line)
     }
 }
@@ -483,8 +480,7 @@ final class LinkChild {
     }
 
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        Child.end(process, signal: SIGKILL)
     }
 
     /// SIGTERM, and true when it then exited 0 within 5 s.

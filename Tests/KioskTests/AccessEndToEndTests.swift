@@ -60,15 +60,7 @@ final class AccessEndToEndTests: XCTestCase {
     static func runAt(_ local: String, env: [String: String], command: String = "run") throws -> KioskProcess.Run {
         let (p, out, err) = try KioskProcess.start(["-m", "--exclude-monotonic", local, KioskProcess.binary.path, command], env: env,
                                                    executable: URL(fileURLWithPath: AccessEndToEndTests.faketime))
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errBox = Box(), done = DispatchSemaphore(value: 0)
-        let handle = err.fileHandleForReading
-        Thread.detachNewThread { errBox.data = handle.readDataToEndOfFile(); done.signal() }
-        let outData = out!.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        done.wait()
-        return KioskProcess.Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                                stderr: String(decoding: errBox.data, as: UTF8.self))
+        return try KioskProcess.finish(p, out: out, err: err)
     }
 
     func testOfficeHoursOpenAt10AndNotAt20LocalTime() throws {
@@ -143,16 +135,9 @@ final class AccessEndToEndTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
         p.arguments = [script] + args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw NSError(domain: "\(script) \(args): \(String(decoding: e, as: UTF8.self))", code: Int(p.terminationStatus))
-        }
-        return String(decoding: o, as: UTF8.self)
+        let run = try Child.run(p)
+        guard run.status == 0 else { throw NSError(domain: "\(script) \(args): \(run.errors)", code: Int(run.status)) }
+        return run.output
     }
 
     func testABadRulesFileStopsTheStartAndIsRefusedOnSIGHUP() throws {

@@ -117,12 +117,7 @@ final class AimTests: XCTestCase {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
             p.arguments = ["-L", session] + args
-            let out = Pipe()
-            p.standardOutput = out
-            try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
-            p.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
+            return try Child.run(p, within: 30).output
         }
         defer { _ = try? tmux(["kill-server"]) }
         let command = "env KIOSK_CAMERA=replay:\(folder.path) KIOSK_FPS=30 \(KioskProcess.binary.path) aim; sleep 30"

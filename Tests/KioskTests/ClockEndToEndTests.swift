@@ -19,9 +19,8 @@ extension CredentialEndToEndTests {
         let cc = Process()
         cc.executableURL = URL(fileURLWithPath: "/usr/bin/cc")
         cc.arguments = ["-shared", "-fPIC", "-o", library, source]
-        try cc.run()
-        cc.waitUntilExit()
-        XCTAssertEqual(cc.terminationStatus, 0)
+        let run = try Child.run(cc)
+        XCTAssertEqual(run.status, 0, run.errors)
         return library
     }
 

@@ -275,22 +275,15 @@ final class EndToEndTests: XCTestCase {
         for (signal, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
             let (p, _, err) = try KioskProcess.start(["demo"], env: ["KIOSK_BEEP_MS": "5000"])
             // Wait for the first scan, so the buzzer is sounding (a 5 s beep) when the signal comes.
-            var seen = Data()
-            let handle = err.fileHandleForReading
-            let deadline = Date().addingTimeInterval(20)
-            while !String(decoding: seen, as: UTF8.self).contains("event=scan"), Date() < deadline {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                seen.append(chunk)
-            }
+            var seen = Child.read(err, within: 20) { String(decoding: $0, as: UTF8.self).contains("event=scan") }
             XCTAssertTrue(String(decoding: seen, as: UTF8.self).contains("event=scan"))
             let sent = Date()
             kill(p.processIdentifier, signal)
-            seen.append(handle.readDataToEndOfFile())
-            p.waitUntilExit()
+            let end = try Child.finish(p, out: nil, err: err, within: 30)
+            seen.append(end.stderr)
             let took = Date().timeIntervalSince(sent)
             XCTAssertLessThan(took, EndToEndTests.stopBound, "\(name) took \(took) s")
-            XCTAssertEqual(p.terminationStatus, 0)
+            XCTAssertEqual(end.status, 0)
             let run = Run(status: 0, stdout: "", stderr: String(decoding: seen, as: UTF8.self))
             XCTAssertEqual(run.of("stop").first?["reason"], name)
             XCTAssertEqual(run.of("gpio").last?["value"], "0", "buzzer silenced on the way out: \(run.stderr)")
@@ -304,20 +297,14 @@ final class SignalTests: XCTestCase {
     func stopWhen(_ marker: String, args: [String] = ["demo"], env: [String: String] = [:],
                   signals: [Int32] = [SIGTERM], file: StaticString = #filePath, line: UInt = #line) throws -> (status: Int32, seconds: Double, log: String) {
         let (p, _, err) = try KioskProcess.start(args, env: env, stdout: false)
-        var seen = Data()
-        let handle = err.fileHandleForReading
-        let deadline = Date().addingTimeInterval(35)  // the demo lasts 27 s (interface: under 30)
-        while !String(decoding: seen, as: UTF8.self).contains(marker), Date() < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            seen.append(chunk)
-        }
+        // The demo lasts 27 s (interface: under 30).
+        var seen = Child.read(err, within: 35) { String(decoding: $0, as: UTF8.self).contains(marker) }
         XCTAssertTrue(String(decoding: seen, as: UTF8.self).contains(marker), "never saw \(marker)", file: file, line: line)
         let sent = Date()
         for s in signals { kill(p.processIdentifier, s) }
-        seen.append(handle.readDataToEndOfFile())
-        p.waitUntilExit()
-        return (p.terminationStatus, Date().timeIntervalSince(sent), String(decoding: seen, as: UTF8.self))
+        let end = try Child.finish(p, out: nil, err: err, within: 30)
+        seen.append(end.stderr)
+        return (end.status, Date().timeIntervalSince(sent), String(decoding: seen, as: UTF8.self))
     }
 
     func events(_ log: String, _ name: String) -> [[String: String]] {

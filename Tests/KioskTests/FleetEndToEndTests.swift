@@ -112,8 +112,9 @@ final class FleetEndToEndTests: XCTestCase {
 
         /// Waits for the end; the exit status (a signal's number as -N).
         func wait() -> Int32 {
-            process.waitUntilExit()
-            done.wait()
+            // Every caller has asked it to end; one that does not within a minute is killed.
+            if !Child.awaitExit(process, within: 60) { Child.end(process) }
+            _ = done.wait(timeout: .now() + 10)
             return process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
         }
 
@@ -425,10 +426,7 @@ final class FleetEndToEndTests: XCTestCase {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         probe.arguments = ["--mount", "--propagation", "private", "/bin/true"]
-        probe.standardError = FileHandle.nullDevice
-        try probe.run()
-        probe.waitUntilExit()
-        guard probe.terminationStatus == 0 else { throw XCTSkip("no private mount namespace here (a chroot?) to hide libmosquitto in") }
+        guard try Child.run(probe).status == 0 else { throw XCTSkip("no private mount namespace here (a chroot?) to hide libmosquitto in") }
         let still = folder.path + "/still"
         try FileManager.default.createDirectory(atPath: still, withIntermediateDirectories: true)
         try Data(Self.frame(nil)).write(to: URL(fileURLWithPath: still + "/0000.pgm"))
@@ -440,13 +438,9 @@ final class FleetEndToEndTests: XCTestCase {
             p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
             p.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", hidden, KioskProcess.binary.path, command]
             p.environment = KioskProcess.environment(env)
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = out
-            try p.run()
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            XCTAssertEqual(p.terminationStatus, status, "\(command): \(text)")
+            let run = try Child.run(p)
+            let text = run.output + run.errors
+            XCTAssertEqual(run.status, status, "\(command): \(text)")
             XCTAssertTrue(text.contains("libmosquitto.so.1 cannot be loaded") && text.contains("install the Debian package libmosquitto1"),
                           "\(command): \(text)")
             if command == "run" { XCTAssertTrue(text.contains("event=mqtt_unavailable library=libmosquitto.so.1 package=libmosquitto1"), text) }
@@ -458,9 +452,7 @@ final class FleetEndToEndTests: XCTestCase {
         p.environment = KioskProcess.environment(["KIOSK_CAMERA": "replay:\(still)"])
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, "without KIOSK_MQTT_URL libmosquitto is never loaded")
+        XCTAssertEqual(try Child.run(p).status, 0, "without KIOSK_MQTT_URL libmosquitto is never loaded")
     }
 
     /// A door reader (KIOSK_VERDICT=hook): each scan message carries its verdict, and the codes

@@ -59,9 +59,7 @@ final class ModeEndToEndTests: XCTestCase {
         guard asNobody else { return try KioskProcess.run(["mode"] + args, env: environment) }
         let (p, out, err) = try KioskProcess.start(["--reuid=nobody", "--regid=nogroup", "--clear-groups", KioskProcess.binary.path, "mode"] + args,
                                                    env: environment, executable: URL(fileURLWithPath: "/usr/bin/setpriv"))
-        let o = out!.fileHandleForReading.readDataToEndOfFile(), e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return KioskProcess.Run(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        return try KioskProcess.finish(p, out: out, err: err)
     }
 
     func modes(_ k: Kiosk) -> [String] { k.of("mode").map { "\($0["mode"] ?? ""):\($0["reason"] ?? "")" } }
@@ -248,17 +246,9 @@ final class ModeEndToEndTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
         p.arguments = [Checkout.root.appendingPathComponent("Tests/Peers/ha_templates.py").path]
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        p.standardInput = stdin
-        p.standardOutput = stdout
-        p.standardError = stderr
-        try p.run()
-        stdin.fileHandleForWriting.write(input)
-        try stdin.fileHandleForWriting.close()
-        let out = stdout.fileHandleForReading.readDataToEndOfFile(), err = stderr.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        XCTAssertEqual(p.terminationStatus, 0, String(decoding: err, as: UTF8.self))
-        let rendered = try XCTUnwrap(try JSONSerialization.jsonObject(with: out) as? [[String: Any]])
+        let run = try Child.run(p, input: input)
+        XCTAssertEqual(run.status, 0, run.errors)
+        let rendered = try XCTUnwrap(try JSONSerialization.jsonObject(with: run.stdout) as? [[String: Any]])
         XCTAssertEqual(rendered.count, 5, "four options and the button")
         var desk = FleetCommandsPolicy(maxAgeSeconds: 30, defaultOpenMilliseconds: 3000)
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)

@@ -49,15 +49,11 @@ final class OSDPEndToEndTests: XCTestCase {
         p.executableURL = URL(fileURLWithPath: python)
         p.arguments = [OSDPEndToEndTests.script.path, "--kiosk", KioskProcess.binary.path, "--work", folder.path,
                        "--scenario", name, "--qr", qr.path, "--random-seconds", String(randomSeconds)]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
+        // A scenario takes seconds (tens under qemu); one that hangs is killed and fails.
+        let run = try Child.run(p, within: 300)
+        let data = run.stdout
         let log = (try? String(contentsOf: folder.appendingPathComponent("kiosk.log"), encoding: .utf8)) ?? ""
-        XCTAssertEqual(p.terminationStatus, 0, String(decoding: errors, as: UTF8.self).suffix(3000) + "\n" + log)
+        XCTAssertEqual(run.status, 0, run.errors.suffix(3000) + "\n" + log)
         let object = try JSONSerialization.jsonObject(with: data.isEmpty ? Data("{}".utf8) : data) as? [String: Any] ?? [:]
         return object.merging(["log": log]) { a, _ in a }
     }

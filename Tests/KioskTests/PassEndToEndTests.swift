@@ -149,15 +149,12 @@ final class PassEndToEndTests: XCTestCase {
 
     /// `deploy/examples/issue-credential` with the peers' python.
     func issueCredential(_ args: [String]) throws -> (status: Int32, out: String) {
-        let p = Process(), o = Pipe()
+        let p = Process()
         p.executableURL = URL(fileURLWithPath: CredentialPeer.python!)
         p.arguments = [Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path] + args
-        p.standardOutput = o
         p.standardError = FileHandle.nullDevice
-        try p.run()
-        let out = o.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: out, as: UTF8.self))
+        let run = try Child.run(p)
+        return (run.status, run.output)
     }
 
     func testCheckCountsTheHoldersAndAWrongWindowStopsTheKiosk() throws {

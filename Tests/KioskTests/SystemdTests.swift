@@ -43,8 +43,11 @@ final class SystemdTests: XCTestCase {
             }
             if Date().timeIntervalSince(start) > 40 { break }
         }
-        p.waitUntilExit()
-        _ = err.fileHandleForReading.readDataToEndOfFile()
+        if !Child.awaitExit(p, within: 10) {
+            Child.end(p)
+            XCTFail("the demo did not end within 10 s of the 40 s")
+        }
+        _ = Child.read(err, within: 10) { _ in false }  // to its end (the kiosk has ended)
 
         XCTAssertTrue(messages.first?.text.contains("READY=1") ?? false, "\(messages.prefix(3))")
         XCTAssertEqual(messages.filter { $0.text.contains("READY=1") }.count, 1)

@@ -62,13 +62,12 @@ public enum KioskProcess {
     /// test waits on the other would never end.
     public static func run(_ args: [String], env: [String: String] = [:]) throws -> Run {
         let (p, out, err) = try start(args, env: env)
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errBox = Box(), done = DispatchSemaphore(value: 0)
-        let handle = err.fileHandleForReading
-        Thread.detachNewThread { errBox.data = handle.readDataToEndOfFile(); done.signal() }
-        let outData = out!.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        done.wait()
-        return Run(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errBox.data, as: UTF8.self))
+        return try finish(p, out: out, err: err)
+    }
+
+    /// A started kiosk to its end (both pipes read at once), within `seconds` (Child.finish).
+    public static func finish(_ p: Process, out: Pipe?, err: Pipe, within seconds: Double = Child.seconds) throws -> Run {
+        let end = try Child.finish(p, out: out, err: err, within: seconds)
+        return Run(status: end.status, stdout: end.output, stderr: end.errors)
     }
 }

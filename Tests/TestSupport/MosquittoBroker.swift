@@ -91,16 +91,14 @@ public final class MosquittoBroker: @unchecked Sendable {  // used from one test
     /// SIGTERM: the broker saves its persistent state and exits.
     public func stop() {
         guard let p = process else { return }
-        p.terminate()
-        p.waitUntilExit()
+        Child.end(p)
         process = nil
     }
 
     /// SIGKILL.
     public func kill() {
         guard let p = process else { return }
-        Glibc.kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        Child.end(p, signal: SIGKILL)
         process = nil
     }
 
@@ -127,14 +125,9 @@ public final class MosquittoBroker: @unchecked Sendable {  // used from one test
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard p.terminationStatus == 0 else { throw BrokerTestError("\(path) \(arguments.joined(separator: " ")): \(text)") }
+        let run = try Child.run(p)
+        let text = run.output + run.errors
+        guard run.status == 0 else { throw BrokerTestError("\(path) \(arguments.joined(separator: " ")): \(text)") }
         return text
     }
 
@@ -207,7 +200,7 @@ public final class MosquittoSubscriber: @unchecked Sendable {  // used from one 
     deinit { stop() }
 
     public func stop() {
-        if process.isRunning { process.terminate(); process.waitUntilExit() }
+        Child.end(process)
     }
 
     private func rawMessages() -> [Message] {

@@ -27,7 +27,8 @@ public final class PeerProcess {
 
     deinit {
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        // The peer ends at the end of its input; one that does not is ended.
+        if !Child.awaitExit(process, within: 10) { Child.end(process) }
     }
 
     /// One request; the answer's fields.
