@@ -71,7 +71,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut
+.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
 
 all: build
 
@@ -237,19 +237,24 @@ demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
-# The suite runs as two processes side by side (harness/xctest/shards.sh; logs in .build/xctest):
-# these classes in the second (end-to-end ones, which mostly wait on the kiosk in real time, and the
-# benchmarks' checks), the rest in the first, so that the two take about as long (2026-12-05, CI's
-# clean clone: 110 s and 193 s with OSDPEndToEndTests' 45 s in the second, so it moved to the first).
-TEST_SECOND := KioskTests.SignalTests KioskTests.EndToEndTests KioskTests.SystemdTests DevToolsTests.BenchTests \
-	KioskTests.SiteBundleEndToEndTests
+# The suite runs as TEST_JOBS processes side by side (harness/xctest/shards.sh; logs in
+# .build/xctest): most of its time is spent waiting on the kiosk in real time, so four processes
+# overlap their waits on two cores. Each class goes whole to the least loaded process by the
+# seconds it took last time (harness/xctest/seconds/TIER); TEST_RECORD=1 writes them again.
+TEST_JOBS ?= 4
 # TEST_ONLY (Module, Module.Class): only those XCTest tests; TEST_PARTS: the other checks run first.
 TEST_PARTS ?= test-core test-examples test-docs
 test: release peers $(TEST_PARTS)
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk harness/xctest/shards.sh --logs .build/xctest \
-	  $(foreach c,$(TEST_ONLY),--only $(c)) $(foreach c,$(TEST_SECOND),--second $(c)) \
+	  --jobs $(TEST_JOBS) $(foreach c,$(TEST_ONLY),--only $(c)) $(if $(TEST_RECORD),--record harness/xctest/seconds/$${KIOSK_TEST_TIER:-test}) \
 	  -- $$($(SWIFT) build --show-bin-path)/kioskPackageTests.xctest
+
+# Every build the tiers use, made once: the release kiosk, kiosk-dev and the test bundle (CI makes
+# them ahead, beside the tests, in the trixie root).
+builds: release
+	$(SWIFT) build --product kiosk-dev
+	$(SWIFT) build --build-tests
 
 # The trixie tier's part of the suite (harness/trixie/run.sh; `harness/trixie/run.sh --all` runs the
 # whole of `make test` there): the tests whose outcome can differ on trixie's libraries and Swift
@@ -264,11 +269,8 @@ TEST_TRIXIE := GPIOTests CameraTests ReaderTests CryptoTests CredentialsTests Fl
 	DevToolsTests.CorpusTests DevToolsTests.AccuracyCorpusTests KioskTests.CredentialEndToEndTests \
 	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests \
 	KioskTests.ScreenTests KioskTests.SafetyNetTests
-# Its second process: the phone screens' attempts (85 s of the part's 189 s: the debug build of Swift
-# 6.0.3 is slow at their pixels) and the systemd tests; the rest, 90 s, in the first.
-TEST_SECOND_TRIXIE := KioskTests.ScreenTests KioskTests.SystemdTests
 test-trixie-part:
-	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_SECOND="$(TEST_SECOND_TRIXIE)" TEST_PARTS="test-examples test-docs"
+	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_PARTS="test-examples test-docs"
 
 # The manual's variables: docs/reference.md's table and the manual page kiosk.conf(5), made from the
 # kiosk's own table (`kiosk-dev variables`: Configuration.table) and the meanings in
@@ -327,8 +329,9 @@ FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass store:FuzzStore
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
-fuzz: deps
+fuzz-build: deps
 	cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS)
+fuzz: fuzz-build
 	Fuzz/run.sh "$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_WORK) $(FUZZ_TARGETS)
 
 # The unit, install.sh and the .deb (harness/deploy/run.sh); builds the release binary once.

@@ -72,11 +72,9 @@ NEUTRAL=(
   "KioskTests.AccessEndToEndTests|the access rules on the binary: the rules are the pure core's (PolicyTests here), through CredentialEndToEndTests' path"
   "KioskTests.AimTests|kiosk aim's text: its figures are the core's (PolicyTests.AimFigures here), its frames the camera's (CameraTests here)"
 )
-# The suite runs as two processes side by side (harness/xctest/shards.sh): these classes in the
-# second, the rest in the first (2026-12-05: 152 s and 116 s before the fleet's and the door's
-# end-to-end tests, 11 s and 9 s, moved to the second).
-SHARD=(KioskTests.EndToEndTests KioskTests.SystemdTests KioskTests.StopAndReportTests KioskTests.ScreenTests KioskTests.CameraAtTheDoorTests
-       KioskTests.FleetEndToEndTests KioskTests.DoorEndToEndTests)
+# The suite runs as KIOSK_ARM64_JOBS processes side by side (harness/xctest/shards.sh), each class
+# whole in the least loaded one by the seconds it took last time (harness/xctest/seconds/arm64).
+JOBS=${KIOSK_ARM64_JOBS:-3}
 
 t_start=$(date +%s)
 passed=0 failed=0
@@ -302,9 +300,9 @@ xctest() {
   # does not see; the scripts the tests hand it (Tests/Peers, harness/osdp) are this checkout's.
   local run=(env KIOSK_CORPUS="$CORPUS" KIOSK_BINARY="$wrapper" KIOSK_PEERS_PYTHON="$REPO/.cache/peers/bin/python" KIOSK_CHECKOUT="$REPO"
              qemu-aarch64 -cpu "$QEMU_CPU" -L "$SYSROOT" -E LD_LIBRARY_PATH=/usr/libexec/swift/lib/swift/linux "$TESTS")
-  local args=() s c
+  local args=(--jobs "$JOBS") s
   for s in "${SKIP[@]}" "${NEUTRAL[@]}"; do args+=(--skip "${s%%|*}"); done
-  for c in "${SHARD[@]}"; do args+=(--second "$c"); done
+  [ -z "${KIOSK_TEST_RECORD:-}" ] || args+=(--record "$REPO/harness/xctest/seconds/arm64")
   # An XCTSkip fails the tier unless harness/xctest/expected-skips/arm64 lists it.
   "$REPO/harness/xctest/shards.sh" --tier arm64 --logs "$LAST" "${args[@]}" -- "${run[@]}" | sed 's/^shards: //'
 }

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The XCTest suite as two processes side by side: the suite mostly waits (the end-to-end, signal
-# and systemd tests start the kiosk and watch it in real time), so two processes take about half
-# the time of one. `make test` runs it on this machine, harness/arm64/run.sh under qemu-user.
+# The XCTest suite as N processes side by side: the suite mostly waits (the end-to-end, signal and
+# systemd tests start the kiosk and watch it in real time), so the processes overlap their waits.
+# `make test` runs it on this machine (4 processes), harness/arm64/run.sh under qemu-user (3).
 #
-#   harness/xctest/shards.sh [--only NAME]... [--second CLASS]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]...
-#                            [--logs DIR] -- BUNDLE-COMMAND...
+#   harness/xctest/shards.sh [--jobs N] [--only NAME]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]...
+#                            [--record FILE] [--logs DIR] -- BUNDLE-COMMAND...
 #
 # BUNDLE-COMMAND runs the test bundle (kioskPackageTests.xctest, perhaps through qemu): with
 # --list-tests it lists the tests, with a comma-separated list of Module.Class/test it runs them.
-# The classes named by --second (Module.Class) run in the second process, the rest in the first.
+# A class runs whole in one process (its setUp and its fixtures are shared): the classes go, the
+# longest first, each to the process with the least seconds so far, by the seconds each class took
+# in its tier's last recorded run (harness/xctest/seconds/TIER: `Class SECONDS` a line; a class not
+# there counts 1 s). --record FILE writes those seconds from this run's logs (after a run that
+# passed; `make test TEST_RECORD=1`).
 # --only NAME (Module, Module.Class or Module.Class/test) keeps only those tests (the trixie tier's
-# part of the suite); --skip NAME leaves tests out; a NAME that names no test is an error. Each process's output goes to DIR/xctest-1.log and DIR/xctest-2.log (default: a folder
-# of its own under TMPDIR, printed). Prints one line: the tests run and each process's summary,
-# then any failures; exit 0 only when every selected test ran, none failed and none skipped
-# (XCTSkip) unless the tier expects it.
+# part of the suite); --skip NAME leaves tests out; a NAME that names no test is an error. Each
+# process's output goes to DIR/xctest-K.log (default: a folder of its own under TMPDIR, printed).
+# Prints one line: the tests run and each process's summary, then any failures; exit 0 only when
+# every selected test ran, none failed and none skipped (XCTSkip) unless the tier expects it.
 #
 # A skip is a failure unless expected: a missing peer, corpus or tool must not pass a tier. The
 # tier's expected skips are in harness/xctest/expected-skips/TIER (TIER: --tier, else
@@ -23,25 +27,28 @@
 # said (the list may be out of date), not failed: it depends on the machine (root, namespaces).
 set -uo pipefail
 
-SECOND=() SKIPS=() ONLY=() LOGS= TIER=${KIOSK_TEST_TIER:-test} EXPECT=()
+JOBS=2 SKIPS=() ONLY=() LOGS= RECORD= TIER=${KIOSK_TEST_TIER:-test} EXPECT=()
 while [ $# -gt 0 ]; do
   case $1 in
-    --second) SECOND+=("${2:?--second needs a class}"); shift ;;
+    --jobs) JOBS=${2:?--jobs needs a number}; shift ;;
+    --record) RECORD=${2:?--record needs a file}; shift ;;
     --only) ONLY+=("${2:?--only needs a name}"); shift ;;
     --skip) SKIPS+=("${2:?--skip needs a name}"); shift ;;
     --logs) LOGS=${2:?--logs needs a folder}; shift ;;
     --tier) TIER=${2:?--tier needs a name}; shift ;;
     --expect-skip) EXPECT+=("${2:?--expect-skip needs a name}"); shift ;;
     --) shift; break ;;
-    *) echo "usage: $0 [--only NAME]... [--second CLASS]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]... [--logs DIR] -- BUNDLE-COMMAND..." >&2; exit 64 ;;
+    *) echo "usage: $0 [--jobs N] [--only NAME]... [--skip NAME]... [--tier TIER] [--expect-skip NAME]... [--record FILE] [--logs DIR] -- BUNDLE-COMMAND..." >&2; exit 64 ;;
   esac
   shift
 done
 [ $# -gt 0 ] || { echo "shards: no bundle command" >&2; exit 64; }
+[[ $JOBS =~ ^[1-9][0-9]?$ ]] || { echo "shards: --jobs takes 1 to 99, not '$JOBS'" >&2; exit 64; }
 [ -n "$LOGS" ] || LOGS=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-xctest.XXXXXX")
 mkdir -p "$LOGS"
 
-EXPECTED_FILE=$(cd "$(dirname "$0")" && pwd)/expected-skips/$TIER
+HERE=$(cd "$(dirname "$0")" && pwd)
+EXPECTED_FILE=$HERE/expected-skips/$TIER SECONDS_FILE=$HERE/seconds/$TIER
 [ -f "$EXPECTED_FILE" ] || { echo "shards: no list of the expected skips for the tier '$TIER': $EXPECTED_FILE"; exit 1; }
 while read -r name reason; do
   case $name in ''|'#'*) continue ;; esac
@@ -75,23 +82,19 @@ for name in "${SKIPS[@]}"; do
   selected=$kept
 done
 [ ${#ONLY[@]} -gt 0 ] || [ "$(wc -l <<< "$selected")" -gt 100 ] || { echo "shards: only $(wc -l <<< "$selected") tests selected"; exit 1; }
-one=$selected two=""
-for c in "${SECOND[@]}"; do
-  mine=$(awk -v c="$c/" 'index($0, c) == 1' <<< "$one")
-  [ -n "$mine" ] || [ ${#ONLY[@]} -gt 0 ] || { echo "shards: --second names no test of the bundle: $c"; exit 1; }
-  two=$two$mine$'\n'
-  one=$(awk -v c="$c/" 'index($0, c) != 1' <<< "$one")
-done
-two=$(grep . <<< "$two")
-if [ -z "$two" ]; then  # none of the --second classes selected: the tests split in two halves
-  n=$(wc -l <<< "$one")
-  two=$(tail -n +$((n / 2 + 1)) <<< "$one")
-  one=$(head -n $((n / 2)) <<< "$one")
-fi
+# The classes, longest first, each to the least loaded process: "K Module.Class" lines.
+placed=$(awk -F/ '{ print $1 }' <<< "$selected" | sort -u |
+  awk -v file="$SECONDS_FILE" '
+    BEGIN { while ((getline line < file) > 0) { split(line, f, " "); if (f[1] !~ /^#/ && f[2] != "") took[f[1]] = f[2] } }
+    { c = $1; short = c; sub(/^[^.]*\./, "", short); w = (short in took) ? took[short] : 1; print w, c }' |
+  sort -k1,1gr -k2 |
+  awk -v jobs="$JOBS" '{ best = 1; for (k = 2; k <= jobs; k++) if (load[k] < load[best]) best = k; load[best] += $1; print best, $2 }')
 
-pids=() lists=() i=0
-for list in "$one" "$two"; do
-  [ -n "$list" ] || continue  # an empty list would run the whole bundle
+pids=() i=0
+for ((k = 1; k <= JOBS; k++)); do
+  classes=$(awk -v k="$k" '$1 == k { print $2 "/" }' <<< "$placed")
+  [ -n "$classes" ] || continue  # an empty list would run the whole bundle
+  list=$(awk 'NR == FNR { want[$0] = 1; next } { c = $0; sub(/\/.*/, "/", c); if (c in want) print }' <(echo "$classes") <(echo "$selected"))
   i=$((i + 1))
   "$@" "$(paste -sd, <<< "$list")" > "$LOGS/xctest-$i.log" 2>&1 &
   pids+=($!)
@@ -133,3 +136,13 @@ if [ $unexpected != 0 ]; then
   exit 1
 fi
 echo "shards: $executed tests, 0 failures, $as_expected skipped as the tier '$TIER' expects ($line)"
+# The seconds each class took, for the next run's placement (Class SECONDS, the longest first; the
+# modules' own suites left out): always in LOGS/seconds, and in FILE with --record FILE.
+{ echo "# seconds each class took in the tier '$TIER' (harness/xctest/shards.sh --record, $(date -u +%F))"
+  sed -n "s/^Test Suite '\([A-Za-z0-9_]*\)' passed at .*/\1/p; s/^[[:space:]]*Executed [0-9]* tests\{0,1\}, with .* in \([0-9.]*\) (.*/=\1/p" "$LOGS"/xctest-*.log |
+    awk '/^=/ { if (name != "") { printf "%s %.1f\n", name, substr($0, 2); name = "" } next } { name = $0 }' |
+    grep -v -w -F -f <(sed 's/\..*//' <<< "$every" | sort -u) | sort -k2,2gr; } > "$LOGS/seconds"
+if [ -n "$RECORD" ]; then
+  cp "$LOGS/seconds" "$RECORD"
+  echo "shards: the classes' seconds written to $RECORD"
+fi
