@@ -91,7 +91,9 @@ fi
 
 # The checkout (what is in the working tree, not only what is committed), and shared/ beside it.
 mkdir -p "$ROOT/work/kiosk"
-rsync -a --delete --exclude /.build --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
+# By content, without the times (-a less -t): a file that did not change keeps the root's copy and
+# its time, so that a fresh clone (every file new to make) rebuilds in the root only what changed.
+rsync -rlpgoD --checksum --delete --exclude /.build --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
 # KIOSK_SHARED names that folder when it is not beside the checkout (a git worktree elsewhere).
 SHARED=${KIOSK_SHARED:-$REPO/../shared}
 if [ -d "$SHARED" ]; then bind "$SHARED" "$ROOT/work/shared" ro; fi
