@@ -9,9 +9,10 @@
 #
 # BUNDLE-COMMAND runs the test bundle (kioskPackageTests.xctest, perhaps through qemu): with
 # --list-tests it lists the tests, with a comma-separated list of Module.Class/test it runs them.
-# A class runs whole in one process (its setUp and its fixtures are shared): the classes go, the
-# longest first, each to the process with the least seconds so far, by the seconds each class took
-# in its tier's last recorded run (harness/xctest/seconds/TIER: `Class SECONDS` a line; a class not
+# A class runs whole in one process (its class setUp and fixtures shared), unless it alone is
+# longer than a process's share: then its tests are placed one by one. The units go, the longest
+# first, each to the process with the least seconds so far, by the seconds each class took in its
+# tier's last recorded run (harness/xctest/seconds/TIER: `Class SECONDS` a line; a class not
 # there counts 1 s). --record FILE writes those seconds from this run's logs (after a run that
 # passed; `make test TEST_RECORD=1`).
 # --only NAME (Module, Module.Class or Module.Class/test) keeps only those tests (the trixie tier's
@@ -82,19 +83,28 @@ for name in "${SKIPS[@]}"; do
   selected=$kept
 done
 [ ${#ONLY[@]} -gt 0 ] || [ "$(wc -l <<< "$selected")" -gt 100 ] || { echo "shards: only $(wc -l <<< "$selected") tests selected"; exit 1; }
-# The classes, longest first, each to the least loaded process: "K Module.Class" lines.
-placed=$(awk -F/ '{ print $1 }' <<< "$selected" | sort -u |
-  awk -v file="$SECONDS_FILE" '
-    BEGIN { while ((getline line < file) > 0) { split(line, f, " "); if (f[1] !~ /^#/ && f[2] != "") took[f[1]] = f[2] } }
-    { c = $1; short = c; sub(/^[^.]*\./, "", short); w = (short in took) ? took[short] : 1; print w, c }' |
+# The units, longest first, each to the least loaded process ("K UNIT" lines): a class whole, or,
+# a class longer than a process's share (trixie's ScreenTests), each of its tests, at its share.
+placed=$(awk -v jobs="$JOBS" -v file="$SECONDS_FILE" '
+    BEGIN { while ((getline l < file) > 0) { split(l, f, " "); if (f[1] !~ /^#/ && f[2] != "") took[f[1]] = f[2] } }
+    { c = $0; sub(/\/.*/, "", c); if (!(c in n)) order[++classes] = c; n[c]++; test[c, n[c]] = $0 }
+    END {
+      for (i = 1; i <= classes; i++) { c = order[i]; short = c; sub(/^[^.]*\./, "", short); w[c] = (short in took) ? took[short] : 1; total += w[c] }
+      for (i = 1; i <= classes; i++) {
+        c = order[i]
+        if (w[c] > total / jobs && n[c] > 1) { for (t = 1; t <= n[c]; t++) print w[c] / n[c], test[c, t] }
+        else print w[c], c
+      }
+    }' <<< "$selected" |
   sort -k1,1gr -k2 |
   awk -v jobs="$JOBS" '{ best = 1; for (k = 2; k <= jobs; k++) if (load[k] < load[best]) best = k; load[best] += $1; print best, $2 }')
 
 pids=() i=0
 for ((k = 1; k <= JOBS; k++)); do
-  classes=$(awk -v k="$k" '$1 == k { print $2 "/" }' <<< "$placed")
-  [ -n "$classes" ] || continue  # an empty list would run the whole bundle
-  list=$(awk 'NR == FNR { want[$0] = 1; next } { c = $0; sub(/\/.*/, "/", c); if (c in want) print }' <(echo "$classes") <(echo "$selected"))
+  # The selected tests of this process's units: a test named itself, or its class.
+  list=$(awk -v k="$k" 'NR == FNR { if ($1 == k) want[$2] = 1; next } { c = $0; sub(/\/.*/, "", c); if ($0 in want || c in want) print }' \
+    <(echo "$placed") <(echo "$selected"))
+  [ -n "$list" ] || continue  # an empty list would run the whole bundle
   i=$((i + 1))
   "$@" "$(paste -sd, <<< "$list")" > "$LOGS/xctest-$i.log" 2>&1 &
   pids+=($!)
@@ -140,7 +150,8 @@ echo "shards: $executed tests, 0 failures, $as_expected skipped as the tier '$TI
 # modules' own suites left out): always in LOGS/seconds, and in FILE with --record FILE.
 { echo "# seconds each class took in the tier '$TIER' (harness/xctest/shards.sh --record, $(date -u +%F))"
   sed -n "s/^Test Suite '\([A-Za-z0-9_]*\)' passed at .*/\1/p; s/^[[:space:]]*Executed [0-9]* tests\{0,1\}, with .* in \([0-9.]*\) (.*/=\1/p" "$LOGS"/xctest-*.log |
-    awk '/^=/ { if (name != "") { printf "%s %.1f\n", name, substr($0, 2); name = "" } next } { name = $0 }' |
+    awk '/^=/ { if (name != "") { took[name] += substr($0, 2); name = "" } next } { name = $0 }
+         END { for (c in took) printf "%s %.1f\n", c, took[c] }' |  # a class split over processes: its parts summed
     grep -v -w -F -f <(sed 's/\..*//' <<< "$every" | sort -u) | sort -k2,2gr; } > "$LOGS/seconds"
 if [ -n "$RECORD" ]; then
   cp "$LOGS/seconds" "$RECORD"
