@@ -239,8 +239,9 @@ demo: release
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
 # The suite runs as TEST_JOBS processes side by side (harness/xctest/shards.sh; logs in
 # .build/xctest): most of its time is spent waiting on the kiosk in real time, so four processes
-# overlap their waits on two cores. Each class goes whole to the least loaded process by the
-# seconds it took last time (harness/xctest/seconds/TIER); TEST_RECORD=1 writes them again.
+# overlap their waits on two cores. Each class goes to the least loaded process by the seconds it
+# took last time (harness/xctest/seconds/TIER; one longer than a process's share, test by test);
+# TEST_RECORD=1 writes them again.
 TEST_JOBS ?= 4
 # TEST_ONLY (Module, Module.Class): only those XCTest tests; TEST_PARTS: the other checks run first.
 TEST_PARTS ?= test-core test-examples test-docs

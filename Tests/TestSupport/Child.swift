@@ -57,20 +57,8 @@ public enum Child {
     /// `seconds`; on time out the child is killed and `Timeout` thrown.
     public static func finish(_ process: Process, out: Pipe?, err: Pipe?, within seconds: Double = Child.seconds) throws -> Outcome {
         let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
-        var open = [out, err].map { $0?.fileHandleForReading.fileDescriptor ?? -1 }
-        var read = [Data(), Data()]
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while open.contains(where: { $0 >= 0 }) {
-            let now = monotonicNanoseconds()
-            guard now < deadline else { return try timedOut(process, seconds) }
-            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            let ready = poll(&fds, nfds_t(fds.count), Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
-            if ready < 0 && errno != EINTR { break }
-            for i in fds.indices where open[i] >= 0 && fds[i].revents != 0 {
-                let n = Glibc.read(open[i], &chunk, chunk.count)
-                if n > 0 { read[i].append(contentsOf: chunk[0..<n]) } else if n == 0 || errno != EINTR && errno != EAGAIN { open[i] = -1 }
-            }
-        }
+        let (read, ended) = pump([out, err], until: deadline) { _ in false }
+        guard ended else { return try timedOut(process, seconds) }
         let left = Double(deadline > monotonicNanoseconds() ? deadline - monotonicNanoseconds() : 0) / 1e9
         guard awaitExit(process, within: max(left, 1)) else { return try timedOut(process, seconds) }
         return Outcome(status: process.terminationStatus, signalled: process.terminationReason == .uncaughtSignal,
@@ -80,20 +68,27 @@ public enum Child {
     /// Reads `pipe` until what was read satisfies `enough` or it closes, at most `seconds`: what
     /// was read. For a test that watches a running child's log for a line.
     public static func read(_ pipe: Pipe, within seconds: Double, until enough: (Data) -> Bool) -> Data {
-        let fd = pipe.fileHandleForReading.fileDescriptor
-        let deadline = monotonicNanoseconds() + UInt64(seconds * 1e9)
-        var seen = Data(), chunk = [UInt8](repeating: 0, count: 65536)
-        while !enough(seen) {
+        pump([pipe], until: monotonicNanoseconds() + UInt64(seconds * 1e9)) { enough($0[0]) }.read[0]
+    }
+
+    /// The one read loop: reads the pipes (nil: none) with poll until `enough` holds of what was
+    /// read, every pipe has closed (`ended`), or the deadline passes.
+    private static func pump(_ pipes: [Pipe?], until deadline: UInt64, enough: ([Data]) -> Bool) -> (read: [Data], ended: Bool) {
+        var open = pipes.map { $0?.fileHandleForReading.fileDescriptor ?? -1 }
+        var read = pipes.map { _ in Data() }
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while open.contains(where: { $0 >= 0 }) && !enough(read) {
             let now = monotonicNanoseconds()
-            guard now < deadline else { break }
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&p, 1, Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
+            guard now < deadline else { return (read, false) }
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(min(1000, (deadline - now) / 1_000_000 + 1)))
             if ready < 0 && errno != EINTR { break }
-            guard ready > 0 else { continue }
-            let n = Glibc.read(fd, &chunk, chunk.count)
-            if n > 0 { seen.append(contentsOf: chunk[0..<n]) } else if n == 0 || errno != EINTR && errno != EAGAIN { break }
+            for i in fds.indices where open[i] >= 0 && fds[i].revents != 0 {
+                let n = Glibc.read(open[i], &chunk, chunk.count)
+                if n > 0 { read[i].append(contentsOf: chunk[0..<n]) } else if n == 0 || errno != EINTR && errno != EAGAIN { open[i] = -1 }
+            }
         }
-        return seen
+        return (read, true)
     }
 
     /// Waits at most `seconds` for `process` to end on its own; true when it did (and Foundation
@@ -105,7 +100,7 @@ public enum Child {
     }
 
     /// Ends a child within `seconds`: SIGTERM (or `signal`), repeated every half second, then
-    /// SIGKILL. True when it ended on the first signal alone.
+    /// SIGKILL. True when it ended before the SIGKILL.
     @discardableResult
     public static func end(_ process: Process, signal: Int32 = SIGTERM, within seconds: Double = 10) -> Bool {
         guard process.isRunning else { return true }

@@ -73,7 +73,8 @@ NEUTRAL=(
   "KioskTests.AimTests|kiosk aim's text: its figures are the core's (PolicyTests.AimFigures here), its frames the camera's (CameraTests here)"
 )
 # The suite runs as KIOSK_ARM64_JOBS processes side by side (harness/xctest/shards.sh), each class
-# whole in the least loaded one by the seconds it took last time (harness/xctest/seconds/arm64).
+# in the least loaded one by the seconds it took last time (harness/xctest/seconds/arm64, written
+# again with KIOSK_TEST_RECORD=1).
 JOBS=${KIOSK_ARM64_JOBS:-3}
 
 t_start=$(date +%s)
