@@ -93,7 +93,9 @@ fi
 mkdir -p "$ROOT/work/kiosk"
 # By content, without the times (-a less -t): a file that did not change keeps the root's copy and
 # its time, so that a fresh clone (every file new to make) rebuilds in the root only what changed.
-rsync -rlpgoD --checksum --delete --exclude /.build --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
+# What git ignores is not copied (and the root's own stays): every build folder (.build, and
+# Fuzz/.build, which CI's fuzz build writes while this copies: a file gone mid-copy failed rsync).
+rsync -rlpgoD --checksum --delete --filter=':- .gitignore' --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
 # KIOSK_SHARED names that folder when it is not beside the checkout (a git worktree elsewhere).
 SHARED=${KIOSK_SHARED:-$REPO/../shared}
 if [ -d "$SHARED" ]; then bind "$SHARED" "$ROOT/work/shared" ro; fi
