@@ -119,10 +119,15 @@ let package = Package(
         // about 0.7 MB smaller (docs/design/memory.md). Both toolchains ship lld (swift.org's, trixie's swiftlang).
         // And with the functions an idle kiosk and a decode run first in its text (hot-functions.order,
         // written by harness/memory/hot-functions.sh): 2.4 MB of its text resident instead of 4.3 MB.
+        // And exporting none of its own names: the static standard library's link arguments
+        // (static-stdlib-args.lnk) ask for --export-dynamic, which put 8,463 of the kiosk's Swift
+        // names in its dynamic symbol table (0.7 MB of the file, 0.6-1.0 MB of an idle kiosk's RSS,
+        // docs/design/memory.md); nothing looks them up (the libcamera plugin is given pointers). lld
+        // takes the last of the pair, and these come after the .lnk's.
         .executableTarget(name: "KioskMain", dependencies: ["Commands", "Platform"], exclude: ["hot-functions.order"],
                           linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                                          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/KioskMain/hot-functions.order",
-                                                         "-Xlinker", "--no-warn-symbol-ordering"],
+                                                         "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic"],
                                                         .when(configuration: .release))]),
         .target(name: "DevTools", dependencies: ["Commands", "Kiosk", "Credentials", "Crypto", "OSDP", "GPIO", "Platform", "Policy", "Camera", "Reader", "Scene", "CZXing", "ZintDrawing", "TestSupport"]),
         .executableTarget(name: "KioskDev", dependencies: ["DevTools"]),

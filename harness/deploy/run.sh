@@ -222,6 +222,11 @@ fi
 check binary-no-regex-engine "the binary holds no _StringProcessing or _RegexParser (0.8 MB of code)" \
   bash -c 'syms=$(nm "$1") && [ "$(wc -l <<<"$syms")" -gt 1000 ] || { echo "nm found no symbols in $1"; exit 1; }
            ! grep -E "17_StringProcessing|12_RegexParser" <<<"$syms" | head -5 | grep .' _ "$binary"
+# The kiosk exports none of its own names (--no-export-dynamic, Package.swift): the static standard
+# library's link arguments ask for --export-dynamic, 8,463 names and 0.6-1.0 MB of idle RSS.
+check binary-no-exports "the binary's dynamic symbol table defines none of the kiosk's Swift names" \
+  bash -c 'syms=$(nm -D --defined-only "$1") || exit 1; n=$(grep -c " \$s" <<<"$syms" || true)
+           [ "$n" = 0 ] || { echo "$n Swift names exported, e.g.:"; grep " \$s" <<<"$syms" | head -3; exit 1; }' _ "$binary"
 # The functions an idle kiosk and a decode run are linked first in its text (issue 23): their code in
 # few of its 64 kB windows, and the list not stale (harness/memory/hot-windows.py).
 check binary-hot-functions "the idle kiosk's functions first in the text (Sources/KioskMain/hot-functions.order)" \
