@@ -294,7 +294,7 @@ check deb-copyright "copyright is machine-readable (Format: 1.0), Apache-2.0, an
   bash -c 'c="$1/usr/share/doc/kiosk/copyright"; head -1 "$c" | grep -qx "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" \
            && grep -A2 "^Files: \*" "$c" | grep -qx "License: Apache-2.0" && grep -qx "License: Apache-2.0" "$c" || { cat "$c"; exit 1; }
            for so in $(readelf -d "$1/usr/bin/kiosk" | sed -n "s/.*Shared library: \[\(.*\)\]/\1/p"); do
-             path=$(ldconfig -p | awk -v so="$so" "\$1 == so && /x86-64|aarch64/ { print \$NF; exit }")
+             path=$(ldconfig -p | awk -v so="$so" "\$1 == so && /x86-64|aarch64/ && !f { print \$NF; f = 1 }")
              pkg=$( { dpkg -S "$path" || dpkg -S "$(readlink -f "$path")"; } 2>/dev/null | head -1 | cut -d: -f1); pkg=${pkg%t64}
              [ -n "$pkg" ] && grep -q "\b$pkg\b" "$c" || { echo "$so ($path, package ${pkg:-unknown}) is not named in the copyright"; exit 1; }
            done' _ "$extract"

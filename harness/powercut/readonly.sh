@@ -63,7 +63,7 @@ mkdir -p "$R"/{bin,etc/kiosk,proc,sys,dev,run,tmp,media,var/lib/kiosk}
 DESTDIR=$R "$REPO/deploy/install.sh" --binary "$KIOSK_BIN" >"$W/install.log" 2>&1 || { cat "$W/install.log"; die "install.sh failed"; }
 cp /bin/busybox "$R/bin/busybox"
 for a in $(/bin/busybox --list); do [ -e "$R/bin/$a" ] || ln -s busybox "$R/bin/$a"; done
-crypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64/ { print $NF; exit }')
+crypto=$(host_library libcrypto.so.3)
 [ -n "$crypto" ] || die "no libcrypto.so.3 (libssl3)"
 for f in $crypto $(ldd "$KIOSK_BIN" "$crypto" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// && $2 ~ /^\(0x/ { print $1 }' | sort -u); do
   [ -e "$R$f" ] || { mkdir -p "$R$(dirname "$f")" && cp -L "$f" "$R$f"; }

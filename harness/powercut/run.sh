@@ -158,9 +158,9 @@ cp /etc/mke2fs.conf "$ROOT/etc/"
 # shellcheck disable=SC2086
 # libcrypto and libmosquitto: the kiosk dlopen()s them for the credentials' signatures and the
 # broker (ldd does not list them).
-crypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64/ { print $NF; exit }')
+crypto=$(host_library libcrypto.so.3)
 [ -n "$crypto" ] || die "no libcrypto.so.3 (libssl3)"
-libmosq=$(ldconfig -p | awk '$1 == "libmosquitto.so.1" && /x86-64/ { print $NF; exit }')
+libmosq=$(host_library libmosquitto.so.1)
 [ -n "$libmosq" ] || die "no libmosquitto.so.1 (libmosquitto1)"
 for f in $crypto $libmosq; do mkdir -p "$ROOT$(dirname "$f")" && cp -L "$f" "$ROOT$f"; done
 initramfs_libs "$ROOT" "" "$ROOT/bin/kiosk" $crypto $libmosq $tools || die "the kiosk's libraries"

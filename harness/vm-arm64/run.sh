@@ -264,7 +264,7 @@ if [ ! -e "$IMG.done" ]; then
   BOOT_APPEND="vm.init=/stage2.sh"
   qemu_boot "$CACHE/first-boot.log" "file=$IMG,format=raw"
   qemu_wait "$FIRST_S"
-  tr -d '\r' <"$CACHE/first-boot.log" | grep -q '^STAGE2-DONE$' || { tail -30 "$CACHE/first-boot.log"; die "the first boot did not finish (QEMU status $QSTATUS; $CACHE/first-boot.log)"; }
+  tr -d '\r' <"$CACHE/first-boot.log" | grep -c '^STAGE2-DONE$' >/dev/null || { tail -30 "$CACHE/first-boot.log"; die "the first boot did not finish (QEMU status $QSTATUS; $CACHE/first-boot.log)"; }
   touch "$IMG.done"
   stamp "first boot done: $(grep -ao 'STAGE2-PACKAGES [0-9]* in [0-9.]* s' "$CACHE/first-boot.log")"
 fi
@@ -301,7 +301,9 @@ BOOT_APPEND=$APPEND
 qemu_boot "$LOG" "file=$W/root.qcow2,format=qcow2" "file=$W/payload.img,format=raw"
 t0=$SECONDS booted=0 QSTATUS=
 while kill -0 "$QPID" 2>/dev/null; do
-  if [ $booted = 0 ] && console | grep -q '^INFO guest up'; then booted=1; stamp "booted: $(console | grep -m1 '^INFO guest up' | cut -c6-)"; fi
+  # (grep -c and tail read the console to its end: a grep -q that stops early leaves tr writing into a
+  # closed pipe, and pipefail takes its SIGPIPE for a failure.)
+  if [ $booted = 0 ] && console | grep -c '^INFO guest up' >/dev/null; then booted=1; stamp "booted: $(console | grep '^INFO guest up' | tail -1 | cut -c6-)"; fi
   [ $booted = 0 ] && [ $((SECONDS - t0)) -ge "$BOOT_S" ] && break
   [ $((SECONDS - t0)) -ge "$TIMEOUT_S" ] && break
   sleep 1

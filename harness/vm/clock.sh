@@ -109,7 +109,7 @@ gcc -O2 -static -o "$ROOT/bin/vmtool" "$HERE/vmtool.c"
 strip -o "$ROOT/bin/kiosk" "$KIOSK_BIN"
 cp "$CHRONY/usr/sbin/chronyd" "$ROOT/sbin/chronyd"
 # libcrypto is loaded when credentials are on (dlopen: ldd does not see it).
-LIBCRYPTO=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && $NF ~ /x86-64|\// { print $NF; exit }')
+LIBCRYPTO=$(host_library libcrypto.so.3)
 [ -e "$LIBCRYPTO" ] || skip "no libcrypto.so.3 (libssl3)"
 mkdir -p "$ROOT$(dirname "$LIBCRYPTO")" && cp -L "$LIBCRYPTO" "$ROOT$LIBCRYPTO"
 initramfs_libs "$ROOT" "" "$ROOT/bin/kiosk" "$ROOT/sbin/chronyd" "$LIBCRYPTO" || die "the libraries of the kiosk and chronyd"

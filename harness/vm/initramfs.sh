@@ -20,6 +20,14 @@ initramfs_libs() {
   [ -z "$sysroot" ] || rm -f "$sysroot"/tmp/initramfs-ldd-*
 }
 
+# host_library SONAME: the path of the host's amd64 SONAME, as ldconfig's cache has it; nothing when
+# it has none. awk reads the cache to its end: an awk that exits at the first match leaves ldconfig
+# writing into a closed pipe, and under pipefail its SIGPIPE (141) ends the caller (CI's power-cut
+# tier ended so once its cache outgrew the pipe's 64 KB).
+host_library() {
+  ldconfig -p | awk -v so="$1" '$1 == so && /x86-64/ && !found { print $NF; found = 1 }'
+}
+
 # initramfs_modules KROOT KVER DEST MODULE...: each MODULE of the kernel unpacked at KROOT, with the
 # modules it needs, copied into DEST/lib/modules/KVER, and its insmod order (dependencies first) in
 # DEST/lib/modules/KVER/deps/MODULE for the guest's `load`. Fails, naming it, for a module the
