@@ -18,7 +18,8 @@
 # tier's .build, whose release build is the reference), so a second run rebuilds what changed.
 # The SDK is bind-mounted read-only at /opt/kiosk-arm64 inside the root, in a mount namespace of
 # this script's own: nothing stays mounted when it ends, however it ends. Needs root. Do not run
-# it while the trixie tier runs: both copy the checkout into the same root.
+# it while the trixie tier runs: both build in the root's copy of the checkout (its copying is one at a
+# time, harness/trixie/run.sh's lock).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -47,15 +48,20 @@ SDK=$("$HERE/sdk.sh")
 TROOT=$("$REPO/harness/trixie/run.sh" --root | tail -1)
 [ -x "$SDK/swift-build" ] && [ -d "$TROOT/usr/libexec/swift" ] || die "no SDK ($SDK) or trixie root ($TROOT)"
 
-# What runs inside the root (in its copy of the checkout, /work/kiosk).
-steps='set -e; a64="--scratch-path .build/arm64"'
-steps="$steps; echo '== arm64 release' >&2; $MOUNT/swift-build -c release --static-swift-stdlib --product kiosk \$a64 >&2"
+# What runs inside the root (in its copy of the checkout, /work/kiosk). The release (and kiosk-dev)
+# and the tests build side by side, each in its own scratch folder: a release build compiles one
+# module at a time (whole-module optimisation), which keeps one core of two busy, and each build
+# fills the other's idle core (CI's cold run saw the machine about 70% busy with one build).
+release="echo '== arm64 release' >&2; $MOUNT/swift-build -c release --static-swift-stdlib --product kiosk --scratch-path .build/arm64 >&2"
+[ $WANT_DEV = 1 ] && release="$release && echo '== arm64 kiosk-dev' >&2 && $MOUNT/swift-build -c release --static-swift-stdlib --product kiosk-dev --scratch-path .build/arm64 >&2"
 # The tests optimised (-c release, -enable-testing for @testable, as `make soak` builds them):
 # under qemu the suite took 14 minutes as a debug build (the scene-rendering tests, on a fake
 # clock, are CPU-bound), under 3 as an optimised one.
-[ $WANT_TESTS = 1 ] && steps="$steps; echo '== arm64 tests' >&2; $MOUNT/swift-build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build/arm64-tests >&2"
-[ $WANT_DEV = 1 ] && steps="$steps; echo '== arm64 kiosk-dev' >&2; $MOUNT/swift-build -c release --static-swift-stdlib --product kiosk-dev \$a64 >&2"
-[ $WANT_REF = 1 ] && steps="$steps; echo '== amd64 release (reference)' >&2; swift build -c release --static-swift-stdlib --product kiosk >&2"
+tests=true
+[ $WANT_TESTS = 1 ] && tests="echo '== arm64 tests' >&2; $MOUNT/swift-build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build/arm64-tests >&2"
+steps="( $tests ) & t=\$!; r=0; ( $release ) || r=\$?; s=0; wait \$t || s=\$?
+  [ \$r = 0 ] || echo '== arm64 release failed' >&2; [ \$s = 0 ] || echo '== arm64 tests failed' >&2; [ \$r = 0 ] && [ \$s = 0 ]"
+[ $WANT_REF = 1 ] && steps="$steps && echo '== amd64 release (reference)' >&2 && swift build -c release --static-swift-stdlib --product kiosk >&2"
 # The SDK's folder, read-only at $MOUNT; harness/trixie/run.sh adds its own mounts (proc, dev, sys,
 # ../shared) in the same private namespace and takes them down again.
 mkdir -p "$TROOT$MOUNT"

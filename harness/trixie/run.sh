@@ -49,14 +49,19 @@ PACKAGES=$(make -s --no-print-directory -C "$REPO" print-deps CODENAME=$SUITE)
 PACKAGES="$PACKAGES gpiod v4l-utils g++ libcamera-dev"
 KEY=$(echo "$SUITE $PACKAGES" | tr ' ' '\n' | sort | sha256sum | cut -c1-12)
 ROOT=$CACHE/root-$KEY
+# One maker at a time (CI makes the root in one of two lanes ahead while the other waits here).
+mkdir -p "$CACHE"
+exec 8>"$CACHE/root.lock"
+flock 8
 if [ ! -e "$ROOT.done" ]; then
-  rm -rf "$CACHE"/root-* && mkdir -p "$CACHE"
+  rm -rf "$CACHE"/root-*
   stamp "making the $SUITE root (packages: $PACKAGES)"
   mmdebstrap --variant=apt --include="$(echo $PACKAGES | tr ' ' ,)" "$SUITE" "$ROOT" "$MIRROR" \
     >"$CACHE/mmdebstrap.log" 2>&1 || { tail -20 "$CACHE/mmdebstrap.log"; die "mmdebstrap failed (log: $CACHE/mmdebstrap.log)"; }
   touch "$ROOT.done"
   stamp "root made: $(du -sh "$ROOT" | cut -f1)"
 fi
+exec 8>&-
 if [ "$MODE" = root ]; then echo "$ROOT"; exit 0; fi
 
 # --- mounts, undone on every way out ------------------------------------------------------------------
@@ -78,6 +83,11 @@ mount -t proc proc "$ROOT/proc" && MOUNTS+=("$ROOT/proc")
 bind /dev "$ROOT/dev"
 bind /dev/pts "$ROOT/dev/pts"
 bind /sys "$ROOT/sys" ro
+# What is written into the root, one run at a time (CI's builds ahead run two of these side by
+# side: two update-ca-certificates would write one bundle, and one copy's --delete would remove
+# the other's files in flight).
+exec 7>"$ROOT.copy.lock"
+flock 7
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf" 2>/dev/null || true
 # And the host's local certificate authorities (a site's TLS proxy, Debian's place for them), so
 # that `make test` in the root (its `make peers`) reaches PyPI for the test peers as the host does.
@@ -96,6 +106,7 @@ mkdir -p "$ROOT/work/kiosk"
 # What git ignores is not copied (and the root's own stays): every build folder (.build, and
 # Fuzz/.build, which CI's fuzz build writes while this copies: a file gone mid-copy failed rsync).
 rsync -rlpgoD --checksum --delete --filter=':- .gitignore' --exclude /.cache --exclude /build "$REPO/" "$ROOT/work/kiosk/"
+exec 7>&-
 # KIOSK_SHARED names that folder when it is not beside the checkout (a git worktree elsewhere).
 SHARED=${KIOSK_SHARED:-$REPO/../shared}
 if [ -d "$SHARED" ]; then bind "$SHARED" "$ROOT/work/shared" ro; fi

@@ -264,7 +264,7 @@ if [ ! -e "$IMG.done" ]; then
   BOOT_APPEND="vm.init=/stage2.sh"
   qemu_boot "$CACHE/first-boot.log" "file=$IMG,format=raw"
   qemu_wait "$FIRST_S"
-  tr -d '\r' <"$CACHE/first-boot.log" | grep -c '^STAGE2-DONE$' >/dev/null || { tail -30 "$CACHE/first-boot.log"; die "the first boot did not finish (QEMU status $QSTATUS; $CACHE/first-boot.log)"; }
+  grep -qa $'^STAGE2-DONE\r\\{0,1\\}$' "$CACHE/first-boot.log" || { tail -30 "$CACHE/first-boot.log"; die "the first boot did not finish (QEMU status $QSTATUS; $CACHE/first-boot.log)"; }
   touch "$IMG.done"
   stamp "first boot done: $(grep -ao 'STAGE2-PACKAGES [0-9]* in [0-9.]* s' "$CACHE/first-boot.log")"
 fi
