@@ -684,9 +684,13 @@ lc_frames() {
     }' "$1"
 }
 # lc_wait_frames FILE N SECONDS PID: until FILE has N frame lines (false on timeout or if PID ended).
+# FILE may not exist yet: the background job opens it after the fork, and a busy host can run this
+# first. Counted as no frames: as a test's error, `[ "" -lt N ]` ended the loop and said "waited".
 lc_wait_frames() {
   n=$(($3 * 10))
-  while [ "$(grep -c '^frame ' "$1")" -lt "$2" ]; do
+  while :; do
+    got=0; [ -e "$1" ] && got=$(grep -c '^frame ' "$1")
+    [ "$got" -ge "$2" ] && return 0
     kill -0 "$4" 2>/dev/null || return 1
     n=$((n - 1)); [ $n = 0 ] && return 1; sleep 0.1
   done
