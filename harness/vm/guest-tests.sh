@@ -689,8 +689,8 @@ lc_frames() {
 lc_wait_frames() {
   n=$(($3 * 10))
   while :; do
-    got=0; [ -e "$1" ] && got=$(grep -c '^frame ' "$1")
-    [ "$got" -ge "$2" ] && return 0
+    seen=0; [ -e "$1" ] && seen=$(grep -c '^frame ' "$1")
+    [ "$seen" -ge "$2" ] && return 0
     kill -0 "$4" 2>/dev/null || return 1
     n=$((n - 1)); [ $n = 0 ] && return 1; sleep 0.1
   done
