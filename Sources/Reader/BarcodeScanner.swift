@@ -4,14 +4,6 @@ import CZbar
 import Platform
 import Policy
 
-extension DecodedSymbol {
-    /// A symbol from its bytes, with their text as `PayloadText` reads them; a pass (`KH1:` + CBOR,
-    /// a pass) is binary: its bytes as encoded, no text guessed.
-    public init(symbology: Symbology, bytes: [UInt8], location: [PixelPoint], quality: Int) {
-        self.init(symbology: symbology, bytes: bytes, text: Pass.isPass(bytes) ? nil : PayloadText.text(bytes), location: location, quality: quality)
-    }
-}
-
 /// zbar's image scanner, configured once for the kiosk's symbologies and reused frame after frame,
 /// and zxing-cpp beside it (`ZXingReader`), with a decoding strategy around them:
 ///
@@ -45,28 +37,38 @@ public final class BarcodeScanner {
     /// What the budget is measured on (the service's one clock; a manual one in tests).
     public let clock: Clock
     /// What the strategy did so far (the bench prints it).
-    public private(set) var counters = DecodeCounters()
+    public internal(set) var counters = DecodeCounters()
     /// Whether the last scan's codes were read by an attempt (`Attempt`), and whether it ran one.
-    public private(set) var lastReadByAttempt = false
-    public private(set) var lastRanAttempt = false
+    public internal(set) var lastReadByAttempt = false
+    public internal(set) var lastRanAttempt = false
 
     /// The default extra budget: see docs/measurements/accuracy.md, for what it buys on the corpus.
     public static let defaultExtraBudgetMs = 60.0
 
-    private var scanner: OpaquePointer
-    private let image: OpaquePointer
+    var scanner: OpaquePointer
+    let image: OpaquePointer
     /// The region's luma, gathered when the frame's luma is not contiguous (YUYV) or when extra
     /// passes need a copy; kept between frames so that steady state allocates nothing.
-    private var gathered: [UInt8] = []
-    private var passBuffer: [UInt8] = []
-    private var secondBuffer: [UInt8] = []
+    var gathered: [UInt8] = []
+    var passBuffer: [UInt8] = []
+    var secondBuffer: [UInt8] = []
     /// 1D codes zbar read on one scan line only in the previous scan: confirmed if read again now.
-    private var pending: [(Symbology, [UInt8])] = []
+    var pending: [(Symbology, [UInt8])] = []
     private var unconfirmedNow: [(Symbology, [UInt8])] = []
     /// What the zxing pass cost on its last region, per pixel: its estimate for the next one.
-    private var zxingNsPerPixel = 0.0
+    var zxingNsPerPixel = 0.0
     /// What the module-grid read (`readRedrawn`) cost last time per pixel of its window.
     private var gridNsPerPixel = 0.0
+    /// zbar's density (`init`), for the fresh scanners (`runScanner`).
+    let density: Int
+    /// Whether `gathered` holds this scan's region.
+    private var gatheredValid = false
+    /// The attempts' reusable buffers (`Attempt.draw`).
+    var stretchLevels: [Int32] = []
+    var rowScratch: [UInt8] = []
+    /// Whether the zbar scanner has scanned since it was made (`runScanner` gives every scan a
+    /// fresh one).
+    var dirty = false
 
     /// zbar's fourcc for 8-bit greyscale, from zbar.h.
     private static let y800: UInt = KIOSK_ZBAR_Y800
@@ -89,24 +91,6 @@ public final class BarcodeScanner {
         scanner = BarcodeScanner.makeZbarScanner(zbarSymbologies, density: density)
         image = zbar_image_create()!
         zbar_image_set_format(image, BarcodeScanner.y800)
-    }
-
-    private let density: Int
-
-    private static func makeZbarScanner(_ symbologies: [Symbology], density: Int) -> OpaquePointer {
-        let scanner = zbar_image_scanner_create()!
-        // Everything off, then exactly what was asked for: fewer decoders, less CPU, fewer false reads.
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_ENABLE, 0)
-        for s in symbologies {
-            if let type = s.zbarType { zbar_image_scanner_set_config(scanner, type, ZBAR_CFG_ENABLE, 1) }
-        }
-        // QR payloads as the symbol's bytes: the text is made by `PayloadText`, not by zbar's guess.
-        if symbologies.contains(.qrcode) {
-            zbar_image_scanner_set_config(scanner, ZBAR_QRCODE, ZBAR_CFG_BINARY, 1)
-        }
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_X_DENSITY, Int32(density))
-        zbar_image_scanner_set_config(scanner, ZBAR_NONE, ZBAR_CFG_Y_DENSITY, Int32(density))
-        return scanner
     }
 
     deinit {
@@ -324,191 +308,14 @@ public final class BarcodeScanner {
     /// Forgets the 1D codes waiting for confirmation (a new, unrelated sequence of pictures).
     public func forgetPending() { pending.removeAll(keepingCapacity: true) }
 
-    // MARK: - passes
+    // MARK: - the region's buffers
 
-    private func run(_ pass: ExtraPass, region r: PixelRect, agreement: inout ReadingAgreement) -> [DecodedSymbol] {
-        let w = r.width, h = r.height, k = pass.scale
-        let ow = w * k, oh = h * k
-        if passBuffer.count < ow * oh { passBuffer = [UInt8](repeating: 0, count: ow * oh) }
-        if k > 1, secondBuffer.count < ow * oh { secondBuffer = [UInt8](repeating: 0, count: ow * oh) }
-        gathered.withUnsafeBufferPointer { src in
-            passBuffer.withUnsafeMutableBufferPointer { dst in
-                secondBuffer.withUnsafeMutableBufferPointer { tmp in
-                    let s = src.baseAddress!, d = dst.baseAddress!
-                    switch pass {
-                    case .sharpen: PassImage.sharpen(s, width: w, height: h, into: d)
-                    case .upscaleSharpen:
-                        PassImage.upscale2x(s, width: w, height: h, into: tmp.baseAddress!)
-                        PassImage.sharpen(tmp.baseAddress!, width: ow, height: oh, into: d)
-                    case .zxing: preconditionFailure("the zxing pass reads the frame itself")
-                    }
-                }
-            }
-        }
-        return agreement.admit(zbarReadingsOfPassBuffer(width: ow, height: oh, scale: (k, 1), region: r))
-    }
-
-    /// zbar on the first `ow` x `oh` bytes of `passBuffer`, a picture made from region `r` at
-    /// `scale` (its pixels : the region's), as readings in sensor pixels.
-    private func zbarReadingsOfPassBuffer(width ow: Int, height oh: Int, scale: (Int, Int), region r: PixelRect) -> [Reading] {
-        passBuffer.withUnsafeBufferPointer { buf in
-            zbar_image_set_size(image, UInt32(ow), UInt32(oh))
-            zbar_image_set_crop(image, 0, 0, UInt32(ow), UInt32(oh))
-            zbar_image_set_data(image, buf.baseAddress, UInt(ow * oh), nil)
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            let symbols = runScanner()
-            let plane = LumaPlane(base: buf.baseAddress!, width: ow, height: oh, rowStride: ow)
-            return readings(symbols, luma: plane, region: PixelRect(x: 0, y: 0, width: ow, height: oh),
-                            scale: scale, origin: (r.x, r.y), within: r)
-        }
-    }
-
-    // MARK: - attempts
-
-    private var stretchLevels: [Int32] = []
-    private var rowScratch: [UInt8] = []
-
-    /// Runs attempt `a` on region `r` (`gathered` holds it) if the budget allows it (nil when it
-    /// does not: counted as the budget spent). Returns what stands.
-    private func attempt(_ a: Attempt, region r: PixelRect, agreement: inout ReadingAgreement,
-                         plainNs: UInt64, start: UInt64, budgetNs: UInt64) -> [DecodedSymbol]? {
-        let w = r.width, h = r.height
-        // Each costs about what plain zbar cost (the picture is the region's size); the inversion
-        // adds zxing's read when zbar finds nothing.
-        let estimateNs = plainNs + (a == .invert && zxing != nil ? UInt64(zxingNsPerPixel * Double(w * h)) : 0)
-        if clock.now() - start + estimateNs > budgetNs {
-            counters.budgetExhausted += 1
-            return nil
-        }
-        counters.attemptRuns[a, default: 0] += 1
-        lastRanAttempt = true
-        preparePassBuffer(count: w * h)
-        if secondBuffer.count < w * h { secondBuffer = [UInt8](repeating: 0, count: w * h) }
-        gathered.withUnsafeBufferPointer { src in
-            passBuffer.withUnsafeMutableBufferPointer { dst in
-                secondBuffer.withUnsafeMutableBufferPointer { tmp in
-                    a.draw(src.baseAddress!, width: w, height: h, tmp: tmp.baseAddress!, levels: &stretchLevels, scratch: &rowScratch,
-                           into: dst.baseAddress!)
-                }
-            }
-        }
-        var found = agreement.admit(zbarReadingsOfPassBuffer(width: w, height: h, scale: (1, 1), region: r))
-        if found.isEmpty, a == .invert, let zxing {
-            // zxing reads the inverted picture upright (the mount through the strides), as it
-            // reads the region; its outline is the region's.
-            let codes = passBuffer.withUnsafeBufferPointer { buf in
-                zxing.read(LumaPlane(base: buf.baseAddress!, width: w, height: h, rowStride: w), in: PixelRect(x: 0, y: 0, width: w, height: h))
-            }
-            found = agreement.admit(relocated(codes, region: r) { $0 }.compactMap { zxingReading($0, within: r) })
-        }
-        if !found.isEmpty {
-            counters.attemptWins[a, default: 0] += 1
-            lastReadByAttempt = true
-        }
-        return found
-    }
-
-    private func preparePassBuffer(count: Int) {
+    func preparePassBuffer(count: Int) {
         if passBuffer.count < count { passBuffer = [UInt8](repeating: 0, count: count) }
     }
 
-    /// The slant of `window`'s edges (a square of the region, sensor pixels; `TurnedWindow`)
-    /// when they run along two axes: a matrix code, not a linear code's bars, which the zbar
-    /// passes are for.
-    private func matrixSlant(_ window: PixelRect, region r: PixelRect) -> Double? {
-        gathered.withUnsafeBufferPointer { buf in
-            let wx = window.x - r.x, wy = window.y - r.y
-            guard let slant = TurnedWindow.slant(buf.baseAddress! + wy * r.width + wx, width: window.width, height: window.height, rowStride: r.width),
-                  slant.agreement >= 0.1, slant.oneAxis < slant.agreement / 2 else { return nil }
-            return slant.degrees
-        }
-    }
-
-    /// `slant` refined to a tenth of a degree (`TurnedWindow.refined`), for the turned reads.
-    private func refinedSlant(_ window: PixelRect, region r: PixelRect, around slant: Double) -> Double {
-        gathered.withUnsafeBufferPointer { buf in
-            TurnedWindow.refined(buf.baseAddress! + (window.y - r.y) * r.width + window.x - r.x, width: window.width, height: window.height,
-                                 rowStride: r.width, around: slant)
-        }
-    }
-
-    /// The Aztec read of `window` redrawn for zxing-cpp 1.4 from its module grid (`ModuleGrid`,
-    /// its axes near `slant`): each module read at its centre and drawn 3 pixels square, the
-    /// outline mapped back. 1.4 samples a large code's grid from its bullseye alone, and misses
-    /// most 300-byte tickets of 2-3 px modules at a slant even turned and enlarged; redrawn, it
-    /// reads them (SecondReaderTests).
-    private func readRedrawn(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, slant: Double) -> [ZXingReader.Code] {
-        gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
-            let wx = window.x - r.x, wy = window.y - r.y
-            let base = buf.baseAddress! + wy * r.width + wx
-            let k = 3
-            guard let grid = ModuleGrid.find(base, width: window.width, height: window.height, rowStride: r.width, near: slant),
-                  let drawing = grid.drawn(base, width: window.width, height: window.height, rowStride: r.width, moduleSize: k, quietZone: 3)
-            else { return [] }
-            let side = drawing.side
-            let codes = drawing.pixels.withUnsafeBufferPointer { p in
-                zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
-            }
-            return relocated(codes, region: r) { point in
-                let q = grid.point(Double(drawing.first.i) + (Double(point.x) + 0.5) / Double(k),
-                                   Double(drawing.first.j) + (Double(point.y) + 0.5) / Double(k))
-                return PixelPoint(x: Int(q.x) + wx, y: Int(q.y) + wy)
-            }
-        }
-    }
-
-    /// The Aztec read of `window` resampled for zxing-cpp 1.4: turned square to the
-    /// picture by `slant` (`TurnedWindow`) and enlarged `scale` times, the outline mapped back.
-    /// 1.4 misses most codes turned 10-45 degrees or with modules of a fractional number of
-    /// pixels below about 5 (every photo's): both are read once turned and enlarged twice or
-    /// three times (SecondReaderTests). Nothing when the window is square already (within 3
-    /// degrees) at scale 1.
-    private func readResampled(_ zxing: ZXingReader, window: PixelRect, region r: PixelRect, slant: Double, scale: Int) -> [ZXingReader.Code] {
-        gathered.withUnsafeBufferPointer { buf -> [ZXingReader.Code] in
-            let base = buf.baseAddress!
-            let wx = window.x - r.x, wy = window.y - r.y
-            let degrees = abs(slant) >= 3 ? slant : 0
-            guard degrees != 0 || scale > 1 else { return [] }
-            let side = window.width * scale
-            let cx = Double(wx) + Double(window.width) / 2, cy = Double(wy) + Double(window.height) / 2
-            let pixels = TurnedWindow.turned(base, width: r.width, height: r.height, rowStride: r.width, cx: cx, cy: cy, side: side,
-                                             degrees: degrees, scale: Double(scale))
-            let codes = pixels.withUnsafeBufferPointer { p in
-                zxing.readCentred(LumaPlane(base: p.baseAddress!, width: side, height: side, rowStride: side), in: PixelRect(x: 0, y: 0, width: side, height: side))
-            }
-            return relocated(codes, region: r) { TurnedWindow.untilted($0, cx: cx, cy: cy, side: side, degrees: degrees, scale: Double(scale)) }
-        }
-    }
-
-    /// `codes` read in a picture made from the region, their outlines taken back to it by
-    /// `back` (a point of that picture to the region's pixels) and kept inside it, in sensor pixels.
-    private func relocated(_ codes: [ZXingReader.Code], region r: PixelRect, by back: (PixelPoint) -> PixelPoint) -> [ZXingReader.Code] {
-        codes.map { code in
-            var c = code
-            c.symbol.location = code.symbol.location.map { point in
-                let q = back(point)
-                return PixelPoint(x: min(max(q.x, 0), r.width - 1) + r.x, y: min(max(q.y, 0), r.height - 1) + r.y)
-            }
-            return c
-        }
-    }
-
-    /// A square around the region's strong edges (their spread and half as much again for the
-    /// quiet zone, at most the region's smaller side), kept inside the region, in sensor pixels;
-    /// nil when there are no edges.
-    private func centredWindow(_ r: PixelRect) -> PixelRect? {
-        let centre = gathered.withUnsafeBufferPointer { PassImage.edgeCentre($0.baseAddress!, width: r.width, height: r.height) }
-        guard let centre else { return nil }
-        let side = min(min(r.width, r.height), max(48, centre.spread * 3 / 2))
-        let x = min(max(0, centre.x - side / 2), r.width - side), y = min(max(0, centre.y - side / 2), r.height - side)
-        return PixelRect(x: r.x + x, y: r.y + y, width: side, height: side)
-    }
-
-    /// Whether `gathered` holds this scan's region.
-    private var gatheredValid = false
-
     /// The region's luma into `gathered`, row after row.
-    private func gather(_ luma: LumaPlane, _ r: PixelRect) {
+    func gather(_ luma: LumaPlane, _ r: PixelRect) {
         gatheredValid = true
         let count = r.width * r.height
         if gathered.count < count { gathered = [UInt8](repeating: 0, count: count) }
@@ -528,116 +335,5 @@ public final class BarcodeScanner {
                 }
             }
         }
-    }
-
-    // MARK: - confirmation
-
-    /// zbar's readings of one pass, their outlines mapped to sensor pixels, for `ReadingAgreement`.
-    /// Code 128, whose extended characters zbar gets wrong, is read again (`Code128`) and dropped
-    /// when it cannot be confirmed; EAN/UPC check digits are verified; a 1D code is confirmed when
-    /// zbar read it on at least two scan lines of the region's own pixels (`quality`), or in the
-    /// scan before. An enlarged picture's lines are not the region's: its bilinear rows blend two
-    /// of them, so a code one pixel row tall is read there on several (measured: quality 7 for a
-    /// 1-row EAN-13), and a 1D code read only in an enlarged picture waits for the other reader or
-    /// the next frame, and cannot confirm zxing's. A reading whose
-    /// outline leaves the region `within` is dropped. A missed read is presented again; a wrong
-    /// one opens the wrong door.
-    private func readings(_ symbols: [DecodedSymbol], luma: LumaPlane, region: PixelRect,
-                          scale: (Int, Int), origin: (Int, Int), within r: PixelRect) -> [Reading] {
-        symbols.compactMap { symbol in
-            var s = symbol
-            if s.symbology == .code128 {
-                guard let bytes = Code128.reread(s.bytes, location: s.location, in: luma, region: region) else { return nil }
-                s = DecodedSymbol(symbology: s.symbology, bytes: bytes, location: s.location, quality: s.quality)
-            }
-            guard CheckDigit.valid(s.bytes, symbology: s.symbology) else { return nil }
-            var confirmed = true
-            if s.symbology.isLinear && (s.quality < 2 || scale.0 != scale.1) {
-                confirmed = pending.contains(where: { $0.0 == s.symbology && $0.1 == s.bytes })
-                if !confirmed { counters.unconfirmed1D += 1 }
-            }
-            s.location = s.location.map { p in
-                PixelPoint(x: origin.0 + p.x * scale.1 / scale.0, y: origin.1 + p.y * scale.1 / scale.0)
-            }
-            guard r.encloses(s.location) else { return nil }
-            return Reading(s, reader: .zbar, confirmed: confirmed, confirmsOthers: scale.0 == scale.1)
-        }
-    }
-
-    /// A zxing reading for `ReadingAgreement`: check digits verified, a linear code confirmed by
-    /// zxing's own scan lines (at least `ZXingReader.confirmingLines`) or by the scan before, the
-    /// outline inside the region.
-    private func zxingReading(_ code: ZXingReader.Code, within r: PixelRect) -> Reading? {
-        let s = code.symbol
-        guard CheckDigit.valid(s.bytes, symbology: s.symbology), r.encloses(s.location) else { return nil }
-        var confirmed = true
-        if s.symbology.isLinear && code.lineCount < ZXingReader.confirmingLines {
-            confirmed = pending.contains(where: { $0.0 == s.symbology && $0.1 == s.bytes })
-            if !confirmed { counters.unconfirmed1D += 1 }
-        }
-        return Reading(s, reader: .zxing, confirmed: confirmed)
-    }
-
-    // MARK: - zbar
-
-    private func zbarSymbols(_ luma: LumaPlane, in r: PixelRect) -> [DecodedSymbol] {
-        if luma.pixelStride == 1 {
-            // zbar has no row stride: present the padded rows as a wider image and crop them away.
-            let length = luma.rowStride * (luma.height - 1) + luma.width
-            zbar_image_set_size(image, UInt32(luma.rowStride), UInt32(luma.height))
-            zbar_image_set_data(image, luma.base, UInt(length), nil)
-            zbar_image_set_crop(image, UInt32(r.x), UInt32(r.y), UInt32(r.width), UInt32(r.height))
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            return runScanner()
-        }
-        // Packed luma (YUYV): gather just the region's luma bytes.
-        gather(luma, r)
-        return gathered.withUnsafeBufferPointer { buf in
-            zbar_image_set_size(image, UInt32(r.width), UInt32(r.height))
-            zbar_image_set_crop(image, 0, 0, UInt32(r.width), UInt32(r.height))
-            zbar_image_set_data(image, buf.baseAddress, UInt(r.width * r.height), nil)
-            defer { zbar_image_set_data(image, nil, 0, nil) }
-            return runScanner().map { s in
-                var moved = s
-                moved.location = s.location.map { PixelPoint(x: $0.x + r.x, y: $0.y + r.y) }
-                return moved
-            }
-        }
-    }
-
-    /// zbar's symbols in the image's own pixel coordinates. zbar's decoder keeps half-read EAN
-    /// codes from one image to the next, and the public API has no way to reset the decoder of
-    /// an image scanner (setting a configuration again does not clear them: measured, see
-    /// AccuracyCorpusTests), and half-codes are kept without any symbol being reported, so every
-    /// scan after the first gets a fresh zbar scanner: each starts clean. That costs zbar's own
-    /// few allocations (decoder, line scanner, QR reader), about 10 microseconds a scan.
-    private var dirty = false
-
-    private func runScanner() -> [DecodedSymbol] {
-        if dirty {
-            zbar_image_scanner_destroy(scanner)
-            scanner = BarcodeScanner.makeZbarScanner(symbologies, density: density)
-            dirty = false
-        }
-        dirty = true
-        let found = zbar_scan_image(scanner, image)
-        guard found > 0 else { return [] }
-        var symbols: [DecodedSymbol] = []
-        var symbol = zbar_image_first_symbol(image)
-        while let s = symbol {
-            defer { symbol = zbar_symbol_next(s) }
-            guard let symbology = Symbology(zbarType: zbar_symbol_get_type(s)) else { continue }
-            let length = Int(zbar_symbol_get_data_length(s))
-            let bytes: [UInt8] = zbar_symbol_get_data(s).map { data in
-                data.withMemoryRebound(to: UInt8.self, capacity: length) { Array(UnsafeBufferPointer(start: $0, count: length)) }
-            } ?? []
-            var location: [PixelPoint] = []
-            for i in 0..<zbar_symbol_get_loc_size(s) {
-                location.append(PixelPoint(x: Int(zbar_symbol_get_loc_x(s, i)), y: Int(zbar_symbol_get_loc_y(s, i))))
-            }
-            symbols.append(DecodedSymbol(symbology: symbology, bytes: bytes, location: location,
-                                         quality: Int(zbar_symbol_get_quality(s))))
-        }
-        return symbols
     }
 }
