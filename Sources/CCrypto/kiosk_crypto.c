@@ -10,7 +10,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,15 +49,6 @@ static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *handle;
 static char load_error[256];
 
-static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...) {
-    if (!buf || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
 int kiosk_crypto_load(char *err, size_t errlen) {
     pthread_mutex_lock(&load_lock);
     if (!handle && !load_error[0]) {
@@ -73,7 +63,7 @@ int kiosk_crypto_load(char *err, size_t errlen) {
         }
     }
     int rc = handle ? 0 : -1;
-    if (rc) say(err, errlen, "%s", load_error);
+    if (rc) kiosk_say(err, errlen, "%s", load_error);
     pthread_mutex_unlock(&load_lock);
     return rc;
 }
@@ -124,20 +114,20 @@ static void openssl_reason(char *err, size_t errlen, const char *what) {
     char buf[200] = "no reason given";
     if (e) ssl.ERR_error_string_n(e, buf, sizeof buf);
     ssl.ERR_clear_error();
-    say(err, errlen, "%s: %s", what, buf);
+    kiosk_say(err, errlen, "%s: %s", what, buf);
 }
 
 kiosk_public_key *kiosk_public_key_from_pem(const uint8_t *pem, size_t len, int *kind, char *err, size_t errlen) {
     if (kind) *kind = KIOSK_KEY_UNSUPPORTED;
     if (kiosk_crypto_load(err, errlen) != 0) return NULL;
-    if (len > 0x7fffffff) { say(err, errlen, "too long for a PEM key"); return NULL; }
+    if (len > 0x7fffffff) { kiosk_say(err, errlen, "too long for a PEM key"); return NULL; }
     BIO *bio = ssl.BIO_new_mem_buf(pem, (int)len);
     if (!bio) { openssl_reason(err, errlen, "BIO_new_mem_buf"); return NULL; }
     EVP_PKEY *pkey = ssl.PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
     ssl.BIO_free(bio);
     if (!pkey) { openssl_reason(err, errlen, "not a PEM public key"); return NULL; }
     kiosk_public_key *key = calloc(1, sizeof *key);
-    if (!key) { ssl.EVP_PKEY_free(pkey); say(err, errlen, "out of memory"); return NULL; }
+    if (!key) { ssl.EVP_PKEY_free(pkey); kiosk_say(err, errlen, "out of memory"); return NULL; }
     key->pkey = pkey;
     int id = ssl.EVP_PKEY_get_base_id(pkey);
     if (id == EVP_PKEY_ED25519) {
@@ -149,11 +139,11 @@ kiosk_public_key *kiosk_public_key_from_pem(const uint8_t *pem, size_t len, int 
             (strcmp(group, "prime256v1") == 0 || strcmp(group, "P-256") == 0)) {
             key->kind = KIOSK_KEY_EC_P256;
         } else {
-            say(err, errlen, "EC key on curve %s (ES256 needs P-256)", group[0] ? group : "unknown");
+            kiosk_say(err, errlen, "EC key on curve %s (ES256 needs P-256)", group[0] ? group : "unknown");
         }
     } else {
         const char *name = ssl.EVP_PKEY_get0_type_name(pkey);
-        say(err, errlen, "%s key (ES256 needs EC P-256, EdDSA Ed25519)", name ? name : "unknown");
+        kiosk_say(err, errlen, "%s key (ES256 needs EC P-256, EdDSA Ed25519)", name ? name : "unknown");
     }
     if (kind) *kind = key->kind;
     return key;
@@ -250,7 +240,7 @@ static EVP_PKEY *p256_key_without_point(char *err, size_t errlen) {
 kiosk_public_key *kiosk_public_key_from_p256_point(const uint8_t *point, size_t len, char *err, size_t errlen) {
     if (kiosk_crypto_load(err, errlen) != 0) return NULL;
     if (!((len == 65 && point[0] == 0x04) || (len == 33 && (point[0] == 0x02 || point[0] == 0x03)))) {
-        say(err, errlen, "not a SEC1 point of P-256 (65 bytes from 0x04, or 33 from 0x02 or 0x03)");
+        kiosk_say(err, errlen, "not a SEC1 point of P-256 (65 bytes from 0x04, or 33 from 0x02 or 0x03)");
         return NULL;
     }
     EVP_PKEY *pkey = p256_key_without_point(err, errlen);
@@ -261,7 +251,7 @@ kiosk_public_key *kiosk_public_key_from_p256_point(const uint8_t *point, size_t 
         return NULL;
     }
     kiosk_public_key *key = calloc(1, sizeof *key);
-    if (!key) { ssl.EVP_PKEY_free(pkey); say(err, errlen, "out of memory"); return NULL; }
+    if (!key) { ssl.EVP_PKEY_free(pkey); kiosk_say(err, errlen, "out of memory"); return NULL; }
     key->pkey = pkey;
     key->kind = KIOSK_KEY_EC_P256;
     return key;

@@ -93,19 +93,19 @@ int kiosk_ical_occurrences(const char *text, long from_day, long to_day, kiosk_i
                            char *err, size_t errlen) {
     pthread_once(&once, load_once);
     if (!ical.parse_string) {
-        if (err && errlen > 0) snprintf(err, errlen, "%s", why);
+        kiosk_say(err, errlen, "%s", why);
         return -1;
     }
     icalcomponent *root = ical.parse_string(text);
     if (!root || ical.isa(root) != ICAL_VCALENDAR_COMPONENT) {
         if (root) ical.free_component(root);
-        if (err && errlen > 0) snprintf(err, errlen, "not an iCalendar object (BEGIN:VCALENDAR ... END:VCALENDAR)");
+        kiosk_say(err, errlen, "not an iCalendar object (BEGIN:VCALENDAR ... END:VCALENDAR)");
         return -1;
     }
     int errors = ical.count_errors(root);
     if (errors > 0) {
         ical.free_component(root);
-        if (err && errlen > 0) snprintf(err, errlen, "libical found %d error%s in it", errors, errors == 1 ? "" : "s");
+        kiosk_say(err, errlen, "libical found %d error%s in it", errors, errors == 1 ? "" : "s");
         return -1;
     }
     struct icaltimetype from = date_of(from_day), to = date_of(to_day);

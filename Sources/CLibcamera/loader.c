@@ -9,7 +9,6 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,15 +27,6 @@ static struct {
 } plugin;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t len, const char *fmt, ...) {
-    if (!buf || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, len, fmt, ap);
-    va_end(ap);
-}
-
 static const char not_loaded[] = "the libcamera plugin is not loaded";
 
 int kiosk_lc_load(const char *path, char *err, size_t errlen) {
@@ -47,7 +37,7 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
     }
     struct stat st;
     if (!path || !*path || stat(path, &st) != 0) {
-        say(err, errlen, "no libcamera plugin at %s", path && *path ? path : "(no path)");
+        kiosk_say(err, errlen, "no libcamera plugin at %s", path && *path ? path : "(no path)");
         pthread_mutex_unlock(&load_lock);
         return -1;
     }
@@ -55,17 +45,17 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
     char why[200];
     void *h = kiosk_dlopen_first(names, NULL, why, sizeof why);
     if (!h) {
-        say(err, errlen, "dlopen %s: %s", path, why);
+        kiosk_say(err, errlen, "dlopen %s: %s", path, why);
         pthread_mutex_unlock(&load_lock);
         return -1;
     }
     int (*abi)(void) = (int (*)(void))kiosk_dlsym(h, "kiosk_lcp_abi", NULL, 0);
     if (!abi) {
-        say(err, errlen, "%s is not a kiosk libcamera plugin (no kiosk_lcp_abi)", path);
+        kiosk_say(err, errlen, "%s is not a kiosk libcamera plugin (no kiosk_lcp_abi)", path);
         goto fail;
     }
     if (abi() != KIOSK_LC_ABI) {
-        say(err, errlen, "%s has plugin ABI %d, this kiosk needs %d: rebuild the plugin from this kiosk's source",
+        kiosk_say(err, errlen, "%s has plugin ABI %d, this kiosk needs %d: rebuild the plugin from this kiosk's source",
             path, abi(), KIOSK_LC_ABI);
         goto fail;
     }
@@ -73,7 +63,7 @@ int kiosk_lc_load(const char *path, char *err, size_t errlen) {
     do {                                                                             \
         *(void **)&plugin.field = kiosk_dlsym(h, name, why, sizeof why);             \
         if (!plugin.field) {                                                         \
-            say(err, errlen, "the libcamera plugin lacks a function: %s", why);      \
+            kiosk_say(err, errlen, "the libcamera plugin lacks a function: %s", why); \
             goto fail;                                                               \
         }                                                                            \
     } while (0)
@@ -109,7 +99,7 @@ const char *kiosk_lc_version(void) { return plugin.handle ? plugin.version() : N
 
 int kiosk_lc_list(char *buf, size_t len) {
     if (!plugin.handle) {
-        say(buf, len, "%s", not_loaded);
+        kiosk_say(buf, len, "%s", not_loaded);
         return -1;
     }
     return plugin.list(buf, len);
@@ -118,7 +108,7 @@ int kiosk_lc_list(char *buf, size_t len) {
 kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, double fps, struct kiosk_lc_info *info,
                         char *err, size_t errlen) {
     if (!plugin.handle) {
-        say(err, errlen, "%s", not_loaded);
+        kiosk_say(err, errlen, "%s", not_loaded);
         return NULL;
     }
     return plugin.open(camera ? camera : "", width, height, fps, info, err, errlen);
@@ -126,7 +116,7 @@ kiosk_lc *kiosk_lc_open(const char *camera, int32_t width, int32_t height, doubl
 
 int kiosk_lc_start(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err, size_t errlen) {
     if (!plugin.handle) {
-        say(err, errlen, "%s", not_loaded);
+        kiosk_say(err, errlen, "%s", not_loaded);
         return -1;
     }
     return plugin.start(cam, controls, count, err, errlen);
@@ -135,7 +125,7 @@ int kiosk_lc_start(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32
 int kiosk_lc_set_controls(kiosk_lc *cam, const struct kiosk_lc_control *controls, int32_t count, char *err,
                           size_t errlen) {
     if (!plugin.handle) {
-        say(err, errlen, "%s", not_loaded);
+        kiosk_say(err, errlen, "%s", not_loaded);
         return -1;
     }
     return plugin.set_controls(cam, controls, count, err, errlen);
@@ -143,7 +133,7 @@ int kiosk_lc_set_controls(kiosk_lc *cam, const struct kiosk_lc_control *controls
 
 int kiosk_lc_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_t errlen) {
     if (!plugin.handle) {
-        say(err, errlen, "%s", not_loaded);
+        kiosk_say(err, errlen, "%s", not_loaded);
         return -1;
     }
     return plugin.set_crop(cam, crop, err, errlen);
@@ -151,7 +141,7 @@ int kiosk_lc_set_crop(kiosk_lc *cam, struct kiosk_lc_rect crop, char *err, size_
 
 int kiosk_lc_next(kiosk_lc *cam, int32_t timeout_ms, struct kiosk_lc_frame *frame, char *err, size_t errlen) {
     if (!plugin.handle) {
-        say(err, errlen, "%s", not_loaded);
+        kiosk_say(err, errlen, "%s", not_loaded);
         return KIOSK_LC_ERROR;
     }
     return plugin.next(cam, timeout_ms, frame, err, errlen);

@@ -25,7 +25,7 @@ static void load_once(void) {
 int kiosk_mosquitto_load(char *err, size_t errlen) {
     pthread_once(&once, load_once);
     if (handle) return 0;
-    if (err && errlen > 0) snprintf(err, errlen, "%s", why);
+    kiosk_say(err, errlen, "%s", why);
     return -1;
 }
 

@@ -211,17 +211,10 @@ public final class UsedTokenStore: @unchecked Sendable {  // guarded by `lock`
             guard logFD >= 0 else { throw SmallFile.Failure(description: "\(logPath): \(Errno.current.message)") }
             if !existed && !brokenWrites { try UsedTokenStore.syncFolder(of: logPath) }
         }
-        var offset = 0
-        while offset < record.count {
-            let n = record.withUnsafeBytes { write(logFD, $0.baseAddress! + offset, record.count - offset) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let e = Errno.current
-                // What was written of it is a torn tail: cut it off, so the next record follows a whole one.
-                _ = ftruncate(logFD, off_t(logBytes))
-                throw SmallFile.Failure(description: "\(logPath): \(e.message)")
-            }
-            offset += n
+        do throws(Errno) { try Syscall.writeAll(logFD, record) } catch {
+            // What was written of it is a torn tail: cut it off, so the next record follows a whole one.
+            _ = ftruncate(logFD, off_t(logBytes))
+            throw SmallFile.Failure(description: "\(logPath): \(error.message)")
         }
         if !brokenWrites {
             guard fdatasync(logFD) == 0 else {

@@ -61,12 +61,7 @@ enum OSDPReplyBench {
         var sequence: UInt8 = 0
         func exchange(_ bytes: [UInt8]) throws -> (reply: [UInt8], ms: Double) {
             let start = monotonicNanoseconds()
-            var sent = 0
-            while sent < bytes.count {
-                let n = bytes.withUnsafeBytes { write(master, $0.baseAddress! + sent, bytes.count - sent) }
-                guard n > 0 else { throw Failure(description: "write: \(Errno.current)") }
-                sent += n
-            }
+            do throws(Errno) { try Syscall.writeAll(master, bytes) } catch { throw Failure(description: "write: \(error)") }
             var buffer = [UInt8](repeating: 0, count: 512)
             while monotonicNanoseconds() - start < 1_000_000_000 {
                 var p = pollfd(fd: master, events: Int16(POLLIN), revents: 0)

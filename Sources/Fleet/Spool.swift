@@ -159,10 +159,10 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
         guard out >= 0 else { throw SpoolError("open \(temporary)", Errno.current) }
         var text: [UInt8] = []
         for r in live { text += Array("S \(r.sequence) \(Base64.encode(r.payload))\n".utf8) }
-        if let e = writeAll(out, text) {
+        do throws(Errno) { try Syscall.writeAll(out, text) } catch {
             close(out)
             unlink(temporary)
-            throw SpoolError("write \(temporary)", e)
+            throw SpoolError("write \(temporary)", error)
         }
         fsync(out)
         close(out)
@@ -186,20 +186,8 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
 
     private func writeLine(_ line: String, sync: Bool) {
         guard fd >= 0 else { lastWriteError = Errno(EBADF); return }
-        if let e = writeAll(fd, Array(line.utf8)) { lastWriteError = e; return }
+        do throws(Errno) { try Syscall.writeAll(fd, Array(line.utf8)) } catch { lastWriteError = error; return }
         if sync, fdatasync(fd) != 0 { lastWriteError = Errno.current }
-    }
-
-    private func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Errno? {
-        var offset = 0
-        while offset < bytes.count {
-            do throws(Errno) {
-                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
-            } catch {
-                return error
-            }
-        }
-        return nil
     }
 }
 

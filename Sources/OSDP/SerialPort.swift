@@ -86,11 +86,10 @@ public final class SerialPort {
     public func write(_ bytes: [UInt8], timeoutMs: Int = 500) throws {
         var sent = 0
         let deadline = monotonicNanoseconds() + UInt64(timeoutMs) * 1_000_000
-        while sent < bytes.count {
+        while true {
             do throws(Errno) {
-                let n = try Syscall.retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + sent, bytes.count - sent) } }
-                if n > 0 { sent += n; continue }
-                throw Errno(EIO)  // nothing written to a terminal that had room
+                try Syscall.writeAll(fd, bytes, from: &sent)
+                return
             } catch {
                 guard error == EAGAIN else { throw Failure(description: "\(path): write: \(error)") }
             }

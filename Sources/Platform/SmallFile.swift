@@ -39,20 +39,9 @@ public enum SmallFile {
         let temporary = path + ".new"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
         guard fd >= 0 else { throw Failure(description: "\(temporary): \(Errno.current.message)") }
-        var offset = 0
-        while offset < bytes.count {
-            let n: Int
-            do throws(Errno) {
-                n = try Syscall.retryingEINTR { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
-            } catch {
-                close(fd)
-                throw Failure(description: "\(temporary): \(error.message)")
-            }
-            guard n > 0 else {
-                close(fd)
-                throw Failure(description: "\(temporary): nothing written")
-            }
-            offset += n
+        do throws(Errno) { try Syscall.writeAll(fd, bytes) } catch {
+            close(fd)
+            throw Failure(description: "\(temporary): \(error.message)")
         }
         guard fsync(fd) == 0 else {
             let e = Errno.current

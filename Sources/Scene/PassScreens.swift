@@ -91,25 +91,13 @@ public enum PassScreens {
 
     /// The empty window for `before` frames, the screen in the middle of a `width` x `height`
     /// picture for `hold` frames (held in a hand: a pixel of tremor a frame), the empty window for
-    /// `after` frames; 30 fps, the room lit, sensor noise of 2 steps (as `ScreenScenes`).
+    /// `after` frames; 30 fps, the room lit, sensor noise of 2 steps (`ScriptedScene.held`).
     public static func scene(_ look: Look, bytes: [UInt8], moduleSize: Double, variant: Int = 0, width: Int, height: Int,
                              before: Int = 10, hold: Int = 24, after: Int = 6) throws -> ScriptedScene {
-        let fps = 30.0
         let (code, _) = try modules(bytes)
         let still = look == .dimmed ? nil : screen(look, modules: code, moduleSize: moduleSize, variant: variant).render()
-        let loop: [(Int, Int)] = [(0, 0), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
-        var steps = [ScriptedScene.Step(start: 0, narration: "empty")]
-        for f in 0..<hold {
-            let picture = still ?? screen(look, modules: code, moduleSize: moduleSize, variant: variant, frame: f).render()
-            let (dx, dy) = loop[f % loop.count]
-            let centre = NormalizedPoint(x: 0.5 + Double(dx) / Double(width), y: 0.5 + Double(dy) / Double(height))
-            steps.append(.init(start: Double(before + f) / fps, narration: "pass \(look.rawValue)",
-                               codes: [.init(picture: picture, centre: centre)]))
+        return ScriptedScene.held("pass \(look.rawValue)", width: width, height: height, before: before, hold: hold, after: after) { f in
+            still ?? screen(look, modules: code, moduleSize: moduleSize, variant: variant, frame: f).render()
         }
-        steps.append(.init(start: Double(before + hold) / fps, narration: "away"))
-        var lighting = Lighting { _ in 1.0 }
-        lighting.noise = 2
-        return ScriptedScene(steps: steps, duration: Double(before + hold + after) / fps, fps: fps, uprightWidth: width,
-                             uprightHeight: height, mount: Mount(), realTime: false, lighting: lighting)
     }
 }

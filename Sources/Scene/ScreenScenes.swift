@@ -89,25 +89,13 @@ public enum ScreenScenes {
     /// A scene of `look`'s variant `variant`: the empty window for `before` frames, then the
     /// screen in the middle of the picture for `hold` frames, held in a hand (`tremor`: moved a
     /// pixel each frame, in a small loop) or still, then the empty window for `after` frames.
-    /// 640x480 at 30 fps, the room lit, sensor noise of 2 steps.
+    /// 640x480 at 30 fps, the room lit, sensor noise of 2 steps (`ScriptedScene.held`).
     public static func scene(_ look: Look, variant: Int, before: Int = 10, hold: Int = 24, after: Int = 6,
                              tremor: Bool = true, payload: String = ScreenScenes.payload) throws -> ScriptedScene {
-        let fps = 30.0, width = 640, height = 480
-        var steps = [ScriptedScene.Step(start: 0, narration: "empty")]
-        let moves = look == .dimmed
-        let still = moves ? nil : try screen(look, variant: variant, payload: payload).render()
-        let loop: [(Int, Int)] = [(0, 0), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
-        for f in 0..<hold {
-            let picture = try still ?? screen(look, variant: variant, frame: f, payload: payload).render()
-            let (dx, dy) = tremor ? loop[f % loop.count] : (0, 0)
-            let centre = NormalizedPoint(x: 0.5 + Double(dx) / Double(width), y: 0.5 + Double(dy) / Double(height))
-            steps.append(.init(start: Double(before + f) / fps, narration: "\(look.rawValue) \(variant)",
-                               codes: [.init(picture: picture, centre: centre)]))
+        let still = look == .dimmed ? nil : try screen(look, variant: variant, payload: payload).render()
+        return try ScriptedScene.held("\(look.rawValue) \(variant)", width: 640, height: 480, before: before, hold: hold, after: after,
+                                      tremor: tremor) { f in
+            try still ?? screen(look, variant: variant, frame: f, payload: payload).render()
         }
-        steps.append(.init(start: Double(before + hold) / fps, narration: "away"))
-        var lighting = Lighting { _ in 1.0 }
-        lighting.noise = 2
-        return ScriptedScene(steps: steps, duration: Double(before + hold + after) / fps, fps: fps, uprightWidth: width,
-                             uprightHeight: height, mount: Mount(), realTime: false, lighting: lighting)
     }
 }

@@ -230,3 +230,28 @@ public final class ScriptedScene: FrameSource {
         return image
     }
 }
+
+extension ScriptedScene {
+    /// A screen held up to the window: the empty window for `before` frames, then `picture(f)` for
+    /// frame `f` in the middle of a `width` x `height` picture for `hold` frames, held in a hand
+    /// (`tremor`: moved a pixel each frame, in a small loop) or still, then the empty window again
+    /// ("away") for `after` frames; 30 fps, not in real time, the room lit, sensor noise of 2 steps.
+    /// `ScreenScenes`' and `PassScreens`' scenes.
+    static func held(_ narration: String, width: Int, height: Int, before: Int, hold: Int, after: Int, tremor: Bool = true,
+                     picture: (_ frame: Int) throws -> GrayImage) rethrows -> ScriptedScene {
+        let fps = 30.0
+        let loop: [(Int, Int)] = [(0, 0), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)]
+        var steps = [Step(start: 0, narration: "empty")]
+        for f in 0..<hold {
+            let code = try picture(f)
+            let (dx, dy) = tremor ? loop[f % loop.count] : (0, 0)
+            let centre = NormalizedPoint(x: 0.5 + Double(dx) / Double(width), y: 0.5 + Double(dy) / Double(height))
+            steps.append(Step(start: Double(before + f) / fps, narration: narration, codes: [Placement(picture: code, centre: centre)]))
+        }
+        steps.append(Step(start: Double(before + hold) / fps, narration: "away"))
+        var lighting = Lighting { _ in 1.0 }
+        lighting.noise = 2
+        return ScriptedScene(steps: steps, duration: Double(before + hold + after) / fps, fps: fps, uprightWidth: width,
+                             uprightHeight: height, mount: Mount(), realTime: false, lighting: lighting)
+    }
+}

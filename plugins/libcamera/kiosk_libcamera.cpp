@@ -69,6 +69,15 @@ void say(char *buf, size_t len, const char *fmt, ...) {
     va_end(ap);
 }
 
+// The plugin's one loop on EINTR: `call` made again while it fails with EINTR (a signal's handler
+// interrupted it, and it did nothing), its result otherwise. The kiosk's own loop is Swift's
+// Syscall.retryingEINTR, which the plugin (C++, dlopen'd, given no kiosk names) cannot call.
+template <typename Call> int retrying_eintr(Call call) {
+    int result;
+    while ((result = call()) < 0 && errno == EINTR) {}
+    return result;
+}
+
 uint64_t now_ns() {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -200,7 +209,7 @@ struct kiosk_lc {
         for (const Mapping &m : it->second.maps) {
             struct dma_buf_sync s = {flags | DMA_BUF_SYNC_READ};
             // Not every exporter implements it (then the buffer is coherent): errors are ignored.
-            while (ioctl(m.fd, DMA_BUF_IOCTL_SYNC, &s) < 0 && errno == EINTR) {}
+            retrying_eintr([&] { return ioctl(m.fd, DMA_BUF_IOCTL_SYNC, &s); });
         }
     }
 

@@ -2,15 +2,28 @@
 /*
  * The one way the C shims load a library on first use (libcrypto, libical, libmosquitto, the
  * libcamera plugin): open the first of a list of names, look its symbols up, and say what is
- * missing in dlerror's own words. Which library and which version each shim talks to stays in
- * that shim: this file knows no library's name.
+ * missing in dlerror's own words; and the shims' one way to say what failed into the caller's
+ * error buffer (kiosk_say). Which library and which version each shim talks to stays in that
+ * shim: this file knows no library's name.
  */
 #ifndef KIOSK_DLOPEN_H
 #define KIOSK_DLOPEN_H
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+
+/* printf's `fmt` into the caller's error buffer `buf` of `len` bytes (cut short and always
+ * NUL-terminated); nothing when buf is NULL or len is 0 (the caller wants no text). */
+static inline void kiosk_say(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline void kiosk_say(char *buf, size_t len, const char *fmt, ...) {
+    if (!buf || len == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
 
 /* Opens the first of `names` (NULL-terminated, in the order of preference) that dlopen takes
  * (RTLD_NOW | RTLD_LOCAL): its handle, and in *opened (when opened is not NULL) the name it took.
