@@ -10,8 +10,23 @@
 #   skip_expected NAME       true when NAME is expected to skip
 #   skip NAME [WHY]          SKIP when expected, else FAIL (counts `skipped` or `failed`)
 
+# What needs the shared folder (harness/shared-skips) may also skip when that folder is missing,
+# outside CI (CI=true fails them as any other): a clone with nothing beside it; `skips_summary`
+# names them.
+#
+#   skips_summary            one line naming what skipped for want of the shared folder, if any
+
 SKIPS_EXPECTED=" ${KIOSK_EXPECT_SKIPS:-} "
 SKIPS_FILE=
+SKIPS_SHARED=" "
+SKIPPED_SHARED=""
+SKIPS_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+if [ "${CI:-}" != true ] && [ ! -d "${KIOSK_SHARED:-$SKIPS_REPO/../shared}" ]; then
+  while read -r name reason; do
+    case $name in ''|'#'*) continue ;; esac
+    SKIPS_SHARED="$SKIPS_SHARED$name "
+  done < "$SKIPS_REPO/harness/shared-skips"
+fi
 skips_expected() {
   SKIPS_FILE=$1
   [ -f "$1" ] || return 0
@@ -26,7 +41,13 @@ skip_expected() { case $SKIPS_EXPECTED in *" $1 "*) return 0 ;; esac; return 1; 
 skip() {
   if skip_expected "$1"; then
     echo "SKIP $1${2:+: $2}"; skipped=$((skipped + 1))
+  elif case $SKIPS_SHARED in *" $1 "*) true ;; *) false ;; esac; then
+    echo "SKIP $1: no shared folder beside the checkout (${KIOSK_SHARED:-../shared}), allowed outside CI${2:+: $2}"
+    skipped=$((skipped + 1)); SKIPPED_SHARED="$SKIPPED_SHARED${SKIPPED_SHARED:+, }$1"
   else
     echo "FAIL $1: skipped, and this tier does not expect it (${SKIPS_FILE:-no list}: NAME REASON)${2:+: $2}"; failed=$((failed + 1))
   fi
+}
+skips_summary() {
+  [ -z "$SKIPPED_SHARED" ] || echo "skipped for want of the shared folder beside the checkout (outside CI; harness/shared-skips says what each needs): $SKIPPED_SHARED"
 }

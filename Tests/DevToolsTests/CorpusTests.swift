@@ -29,6 +29,26 @@ final class CorpusTests: XCTestCase {
     /// The folders only zxing-cpp reads: 97 images.
     static let zxingFolders = ["aztec-1", "datamatrix-1", "datamatrix-2", "pdf417-1", "pdf417-2"]
 
+    /// The photographs kept in the repository (Tests/Photos): every clone reads them, each exactly,
+    /// through the still path with the service's default symbologies.
+    func testThePhotographsInTheRepositoryReadExactly() throws {
+        let fm = FileManager.default
+        let root = Corpus.inRepository
+        var read: [String] = [], missed: [String] = []
+        for folder in try fm.contentsOfDirectory(atPath: root.path).sorted() {
+            let dir = root.appendingPathComponent(folder)
+            guard let files = try? fm.contentsOfDirectory(atPath: dir.path) else { continue }
+            for png in files.filter({ $0.hasSuffix(".png") }).sorted() {
+                let expected = AccuracyBench.expectedText(try XCTUnwrap(fm.contents(atPath: dir.appendingPathComponent(String(png.dropLast(4)) + ".txt").path)))
+                let picture = try ImageFile.read(path: dir.appendingPathComponent(png).path)
+                let texts = KioskCommand.decodeStill(picture, symbologies: Configuration().symbologies).map { AccuracyBench.stripped($0.text ?? "<binary>") }
+                if texts == [expected] { read.append("\(folder)/\(png)") } else { missed.append("\(folder)/\(png): \(texts)") }
+            }
+        }
+        XCTAssertEqual(read.count, 9, "Tests/Photos holds nine pictures")
+        XCTAssertEqual(missed, [], "each read exactly once, as its .txt says")
+    }
+
     /// Photographs with no barcode in them: any read is a false positive.
     func testNothingIsReadWhereThereIsNoBarcode() throws {
         let fm = FileManager.default

@@ -13,4 +13,9 @@ public enum Corpus {
 
     /// zxing's black-box photographs, a folder per symbology.
     public static var blackbox: URL { root.appendingPathComponent("zxing-blackbox") }
+
+    /// The few of them kept in the repository (Tests/Photos, Apache-2.0): there on every clone.
+    public static var inRepository: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Photos")
+    }
 }

@@ -39,6 +39,7 @@ check() {
   if out=$("$@" 2>&1); then pass "$name" "$detail"; else fail "$name" "$detail"; [ -z "$out" ] || sed 's/^/    /' <<<"$out"; fi
 }
 finish() {
+  skips_summary
   echo "$passed passed, $failed failed, $skipped skipped"
   [ "$failed" = 0 ]
   exit $?

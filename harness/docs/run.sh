@@ -89,5 +89,6 @@ for page in "$repo/docs/man/kiosk.8" "$repo/docs/man/kiosk.conf.5"; do
   fi
 done
 
+skips_summary
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

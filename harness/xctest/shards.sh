@@ -57,11 +57,29 @@ while read -r name reason; do
   EXPECT+=("$name")
 done < "$EXPECTED_FILE"
 
+# What needs the shared folder beside the checkout (harness/shared-skips): allowed to skip, and
+# named in the summary, only outside CI and only when that folder is missing (a clone alone).
+SHARED_OK=""
+if [ "${CI:-}" != true ] && [ ! -d "${KIOSK_SHARED:-$HERE/../../../shared}" ]; then
+  while read -r name reason; do
+    case $name in ''|'#'*) continue ;; esac
+    SHARED_OK=$SHARED_OK$name$'\n'
+  done < "$HERE/../shared-skips"
+fi
+
 all=$("$@" --list-tests 2>&1) || { echo "shards: --list-tests failed: $all"; exit 1; }
 every=$(grep -E '^[A-Za-z]+Tests\.[A-Za-z0-9_]+/test' <<< "$all")
 selected=$every
 # What NAME (Module, Module.Class or Module.Class/test) names among the lines given.
 names() { awk -v n="$1" '$0 == n || index($0, n "/") == 1 || index($0, n ".") == 1' <<< "$2"; }
+shared_ok=""
+while read -r name; do
+  [ -n "$name" ] || continue
+  [[ $name == *Tests.* ]] || continue  # a script tier's check, not a test
+  mine=$(names "$name" "$every")
+  [ -n "$mine" ] || { echo "shards: harness/shared-skips names no test of the bundle: $name"; exit 1; }
+  shared_ok=$shared_ok$mine$'\n'
+done <<< "$SHARED_OK"
 expected=""
 for name in "${EXPECT[@]}"; do
   mine=$(names "$name" "$every")
@@ -125,13 +143,16 @@ if [ $status != 0 ] || [ "$executed" -ne "$want" ]; then
 fi
 # The skips: "Test Case 'Class.test' skipped", named back as Module.Class/test.
 skipped=$(sed -n "s/^Test Case '\([A-Za-z0-9_]*\)\.\([A-Za-z0-9_]*\)' skipped.*/\1\/\2/p" "$LOGS"/xctest-*.log | sort -u)
-unexpected=0 as_expected=0 skipped_full=""
+unexpected=0 as_expected=0 skipped_full="" for_want=""
 while read -r s; do
   [ -n "$s" ] || continue
   full=$(awk -v s=".$s" 'length($0) > length(s) && substr($0, length($0) - length(s) + 1) == s' <<< "$selected" | head -1)
   skipped_full=$skipped_full${full:-$s}$'\n'
   if [ -n "$full" ] && grep -qxF "$full" <<< "$expected"; then
     as_expected=$((as_expected + 1))
+  elif [ -n "$full" ] && grep -qxF "$full" <<< "$shared_ok"; then
+    why=$(awk -v f="$full" '$1 == f || index(f, $1 "/") == 1 { $1 = ""; sub(/^ +/, ""); print; exit }' "$HERE/../shared-skips")
+    for_want="$for_want${for_want:+; }$full ($why)"
   else
     unexpected=$((unexpected + 1))
     why=$(grep -h -F "${s%/*}.${s#*/} : Test skipped" "$LOGS"/xctest-*.log | head -1 | sed 's/.*: Test skipped - //')
@@ -145,7 +166,8 @@ if [ $unexpected != 0 ]; then
   echo "shards: $unexpected unexpected skips in the tier '$TIER' (a missing peer, corpus or tool fails a tier; a skip this tier must accept goes in $EXPECTED_FILE with its reason); $line (logs: $LOGS)"
   exit 1
 fi
-echo "shards: $executed tests, 0 failures, $as_expected skipped as the tier '$TIER' expects ($line)"
+[ -z "$for_want" ] || echo "shards: skipped for want of the shared folder beside the checkout (${KIOSK_SHARED:-../shared}; outside CI only, harness/shared-skips says what each needs): $for_want"
+echo "shards: $executed tests, 0 failures, $as_expected skipped as the tier '$TIER' expects$([ -z "$for_want" ] || echo ", $(tr -cd ';' <<< "$for_want" | wc -c | awk '{print $1 + 1}') for want of ../shared") ($line)"
 # The seconds each class took, for the next run's placement (Class SECONDS, the longest first; the
 # modules' own suites left out): always in LOGS/seconds, and in FILE with --record FILE.
 { echo "# seconds each class took in the tier '$TIER' (harness/xctest/shards.sh --record, $(date -u +%F))"
