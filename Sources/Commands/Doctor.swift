@@ -24,7 +24,7 @@ public struct Doctor {
 
     public var configuration: Configuration
     /// Opens the camera the configuration names (tests pass a fake).
-    public var makeSource: (Configuration) -> FrameSource = KioskService.makeSource
+    public var makeSource: (Configuration) -> FrameSource = { KioskService.makeSource($0, clock: MonotonicClock()) }
     /// Opens a GPIO chip by name for inspection.
     public var openChip: (String) throws -> GPIOChipInspector = { try LibgpiodChip($0) }
     /// The groups the process is in, and whether it is root.

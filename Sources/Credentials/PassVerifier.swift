@@ -103,16 +103,7 @@ extension CredentialVerifier {
         let digest: [UInt8]
         switch pass.form {
         case .selfContained:
-            guard let message = try? COSESign1(pass.credential) else { return o }
-            o.kid = TrustDirectory.kidText(message.kid)
-            let wanted: PublicKey.Kind = message.algorithm == .es256 ? .ecP256 : .ed25519
-            let candidates = lock.withLock { trust.keys }.filter { $0.kid == message.kid && $0.key.kind == wanted }
-            guard !candidates.isEmpty else { o.reason = .unknownKey; return o }
-            let tbs = message.toBeSigned
-            guard candidates.contains(where: { (try? $0.key.verify(message: tbs, signature: message.signature)) == true }) else {
-                o.reason = .signature
-                return o
-            }
+            guard let message = trusted(pass.credential, &o) else { return o }
             // Read only now that a trusted key signed it: the claims, then the bound key.
             guard let claims = try? CWTClaims(payload: message.payload), let bound = try? Confirmation.key(payload: message.payload),
                   let d = try? Crypto.sha256(pass.credential) else { return o }

@@ -4,43 +4,6 @@ import Crypto
 import Platform
 import Policy
 
-/// One credential's verdict and what the log may say of it: never the token itself.
-public struct CredentialOutcome: Equatable, Sendable {
-    public var kind: CredentialKind
-    public var reason: CredentialReason
-    public var kid: String?
-    public var iss: String?
-    /// The verified subject (a signed credential's `sub`, a rotating code's holder): what the
-    /// `scan` event shows as `credential`, and OSDP sends as the card read.
-    public var sub: String?
-    /// Hex.
-    public var cti: String?
-    public var exp: Int64?
-    /// The first 8 bytes of the payload's SHA-256, hex.
-    public var hash: String
-    /// The credential's groups, once its signature is checked (a `first=GROUP` unlock
-    /// begins with a grant to one of them).
-    public var groups: [String] = []
-    /// An event ticket's variation and date of a series, when it has them (its item
-    /// is in `sub`, `pretix:NAME:ITEM`).
-    public var variation: UInt64?
-    public var subevent: UInt64?
-    /// A pass's form (`pass1`, `pass2`), a form 2 holder's NAME, and the slot's start
-    /// minus the door's time.
-    public var form: String?
-    public var holder: String?
-    public var skewS: Int64?
-
-    public var granted: Bool { reason == .valid }
-
-    public init(kind: CredentialKind, reason: CredentialReason, kid: String? = nil, iss: String? = nil, sub: String? = nil,
-                cti: String? = nil, exp: Int64? = nil, hash: String, variation: UInt64? = nil, subevent: UInt64? = nil) {
-        self.kind = kind; self.reason = reason; self.kid = kid; self.iss = iss; self.sub = sub; self.cti = cti; self.exp = exp
-        self.hash = hash
-        self.variation = variation; self.subevent = subevent
-    }
-}
-
 /// What the verifier trusts: reloaded together at start and on SIGHUP.
 public struct CredentialTrust: @unchecked Sendable {
     public var keys: [TrustedKey]
@@ -111,9 +74,16 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         (try? Crypto.sha256(payload)).map { PayloadBytes.hex(Array($0.prefix(8))) } ?? "unavailable"
     }
 
+    /// Judges a payload whose kind is not known yet (the tools, the tests): as the frame loop
+    /// would classify it.
     public func verify(_ payload: [UInt8]) -> CredentialOutcome {
+        verify(payload, as: CodeKind.of(payload, signedPrefix: prefix).credential)
+    }
+
+    /// Judges a payload of the kind it was classified as when reported (`CodeKind`).
+    public func verify(_ payload: [UInt8], as kind: CredentialKind) -> CredentialOutcome {
         let hash = CredentialVerifier.shortHash(payload)
-        switch CredentialKind.of(payload, signedPrefix: prefix) {
+        switch kind {
         case .signed: return signed(payload.dropFirst(prefix.utf8.count), hash: hash)
         case .rotating: return rotating(payload, hash: hash)
         case .ticket: return ticket(payload, hash: hash)
@@ -123,6 +93,28 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     }
 
     // MARK: signed credentials
+
+    /// Verify, then parse: a COSE_Sign1 whose signature a trusted key of its `kid` and algorithm
+    /// checks over the exact bytes signed, before anything of its payload is read. Nil when it
+    /// is not one (`o.reason` left as it was: malformed), when no such key is trusted (`unknown
+    /// key`) or when none of them verifies it (`signature`). Every signed credential and pass
+    /// comes through here.
+    func trusted(_ bytes: [UInt8], _ o: inout CredentialOutcome) -> COSESign1? {
+        guard let message = try? COSESign1(bytes) else { return nil }
+        o.kid = TrustDirectory.kidText(message.kid)
+        let wanted: PublicKey.Kind = message.algorithm == .es256 ? .ecP256 : .ed25519
+        let candidates = lock.withLock { trust.keys }.filter { $0.kid == message.kid && $0.key.kind == wanted }
+        guard !candidates.isEmpty else {
+            o.reason = .unknownKey
+            return nil
+        }
+        let tbs = message.toBeSigned
+        guard candidates.contains(where: { (try? $0.key.verify(message: tbs, signature: message.signature)) == true }) else {
+            o.reason = .signature
+            return nil
+        }
+        return message
+    }
 
     /// The bytes a signed credential's text stands for: Base45, then zlib when they start with a
     /// zlib header (RFC 1950 2.2: CM 8, the check bits); nil: malformed.
@@ -138,17 +130,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
 
     private func signed(_ text: ArraySlice<UInt8>, hash: String) -> CredentialOutcome {
         var o = CredentialOutcome(kind: .signed, reason: .malformed, hash: hash)
-        guard let bytes = CredentialVerifier.coseBytes(text), let message = try? COSESign1(bytes) else { return o }
-        o.kid = TrustDirectory.kidText(message.kid)
-        let wanted: PublicKey.Kind = message.algorithm == .es256 ? .ecP256 : .ed25519
-        let candidates = lock.withLock { trust.keys }.filter { $0.kid == message.kid && $0.key.kind == wanted }
-        guard !candidates.isEmpty else { o.reason = .unknownKey; return o }
-        // Verify, then parse: the claims are read only from a payload a trusted key signed.
-        let tbs = message.toBeSigned
-        guard candidates.contains(where: { (try? $0.key.verify(message: tbs, signature: message.signature)) == true }) else {
-            o.reason = .signature
-            return o
-        }
+        guard let bytes = CredentialVerifier.coseBytes(text), let message = trusted(bytes, &o) else { return o }
         guard let claims = try? CWTClaims(payload: message.payload) else { return o }
         o.iss = claims.iss
         o.sub = claims.sub
@@ -281,7 +263,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     public let verifier: CredentialVerifier
     public let queueLimit: Int
     private let condition = Condition()
-    private var queue: [(payload: [UInt8], done: @Sendable (CredentialOutcome) -> Void)] = []
+    private var queue: [(payload: [UInt8], kind: CredentialKind, done: @Sendable (CredentialOutcome) -> Void)] = []
     private var stopping = false
     private var busy = false
     private var ended = false
@@ -294,11 +276,11 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
 
     /// Queues a payload; a full queue refuses it at once (nil returned: the caller denies).
     @discardableResult
-    public func submit(_ payload: [UInt8], done: @escaping @Sendable (CredentialOutcome) -> Void) -> Bool {
+    public func submit(_ payload: [UInt8], as kind: CredentialKind, done: @escaping @Sendable (CredentialOutcome) -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping, queue.count < queueLimit else { return false }
-        queue.append((payload, done))
+        queue.append((payload, kind, done))
         condition.signal()
         return true
     }
@@ -333,7 +315,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
             let job = queue.removeFirst()
             busy = true
             condition.unlock()
-            job.done(verifier.verify(job.payload))
+            job.done(verifier.verify(job.payload, as: job.kind))
             condition.lock()
             busy = false
             condition.unlock()

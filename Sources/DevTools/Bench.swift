@@ -144,8 +144,7 @@ public enum Bench {
         config.symbologies = symbologies
         config.uprightROI = BenchWorkload.roi
         config.fps = workload.fps
-        let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
-                                  stop: StopSignal(), decodeDensity: density)
+        let service = ScanService(configuration: config, source: scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: MonotonicClock(), decodeDensity: density)
         // The baseline is zbar as zbarcam runs it: zbar's symbologies only, no zxing.
         let baseline = BarcodeScanner(symbologies: config.symbologies.filter { $0.zbarType != nil },
                                       extraPasses: ExtraPass.kept.filter { $0 != .zxing }, density: 1)

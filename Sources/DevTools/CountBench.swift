@@ -88,8 +88,7 @@ public enum CountBench {
         config.uprightROI = BenchWorkload.roi
         config.fps = workload.fps
         let clock = FrameClock()
-        let service = ScanService(configuration: config, source: workload.scene, door: nil, logger: Logger(level: .error) { _ in },
-                                  stop: StopSignal(), clock: clock, decodeDensity: DecodePipeline.defaultDensity)
+        let service = ScanService(configuration: config, source: workload.scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock, decodeDensity: DecodePipeline.defaultDensity)
         var reads: [String] = []
         service.observe().onReport = { symbol, frame in
             reads.append("read \(frame.sequence) \(symbol.symbology.rawValue) \(symbol.text ?? "-")")

@@ -192,8 +192,7 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
             var config = Configuration()
             if worker != nil { config.verdict = .credentials }
             let source = IdleSource()
-            let service = ScanService(configuration: config, source: source, door: nil, credentials: worker,
-                                      logger: Logger(level: .error) { _ in }, stop: StopSignal())
+            let service = ScanService(configuration: config, source: source, features: ScanFeatures(credentials: worker), logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: MonotonicClock())
             var samples: [Double] = []
             for i in 0..<max(200, iterations / 4) {
                 let frame = Frame(luma: source.plane, sequence: UInt64(i), timestampNs: UInt64(i) * 33_333_333, capturedNs: monotonicNanoseconds())

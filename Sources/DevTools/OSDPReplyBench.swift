@@ -54,7 +54,7 @@ enum OSDPReplyBench {
         let key: [UInt8] = Array(0..<16)
         let settings = OSDPPeripheral.Settings(address: 0, identity: OSDPIdentity(vendorCode: 0, model: 1, version: 1, serial: 1, firmware: (0, 1, 0)),
                                                key: key, installMode: false, requireSecure: secure, hasBuzzer: false, hasLED: false, hasOutput: false)
-        let link = try OSDPLink(path: slave, baud: baud, peripheral: OSDPPeripheral(settings: settings, cipher: OpenSSLCipher(), keeper: NoKeeper()))
+        let link = try OSDPLink(path: slave, baud: baud, peripheral: OSDPPeripheral(settings: settings, cipher: OpenSSLCipher(), keeper: NoKeeper()), clock: MonotonicClock())
         link.start()
         defer { link.shutDown() }
         var framer = OSDPFramer()

@@ -303,8 +303,7 @@ public enum PassReadingBench {
     /// first report of exactly `payload`, and the QR reports of anything else. Stops once read.
     static func replay(_ scene: ScriptedScene, payload: [UInt8], configuration: Configuration, before: Int = 10) -> (Int?, Int) {
         let clock = FrameClock()
-        let service = ScanService(configuration: configuration, source: scene, door: nil, logger: Logger(level: .error) { _ in },
-                                  stop: StopSignal(), clock: clock)
+        let service = ScanService(configuration: configuration, source: scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
         var first: Int?
         var wrong = 0
         service.observe().onReport = { symbol, frame in

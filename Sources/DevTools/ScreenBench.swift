@@ -182,8 +182,7 @@ public enum ScreenBench {
         config.fps = 30
         config.symbologies = symbologies
         let clock = FrameClock()
-        let service = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in },
-                                  stop: StopSignal(), clock: clock, attempts: attempts)
+        let service = ScanService(configuration: config, source: scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock, attempts: attempts)
         var first: Int?
         service.observe().onReport = { symbol, frame in
             if first == nil, symbol.text == ScreenScenes.payload { first = Int(frame.sequence) }

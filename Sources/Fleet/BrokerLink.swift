@@ -86,7 +86,7 @@ public final class BrokerLink: @unchecked Sendable {
     /// `KIOSK_MQTT_QUEUE`; what it holds from a previous run is sent first. `onEvent` is called
     /// on the MQTT thread. `clock`: the service's monotonic clock; the MQTT thread is woken through
     /// `clock.schedule` when a retry comes due, so that a manual clock's advance starts it at once.
-    public init(settings: BrokerSettings, spool: Spool, clock: Clock = MonotonicClock(label: "kiosk.mqtt.clock"),
+    public init(settings: BrokerSettings, spool: Spool, clock: Clock,
                 wallClockMs: @escaping @Sendable () -> Int64 = BrokerLink.wallClockMilliseconds,
                 onEvent: @escaping @Sendable (BrokerEvent) -> Void) {
         self.settings = settings

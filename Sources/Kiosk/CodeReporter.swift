@@ -5,158 +5,107 @@ import Platform
 import Policy
 import Reader
 
-/// Reports a code that is news: the one place where a code becomes its `scan` event, a wait for
-/// its verdict at the door, a message to the building's broker and a run of the scan program, and
-/// where a credential goes to the verifier instead. The listeners hear of it last.
+/// Reports a code that is news: the one place where a decoded symbol is classified (`CodeKind`,
+/// once), becomes its `scan` event and goes to its judge (the verifier, or the scan program
+/// through the listeners). The features hear of it only through the listeners, the door first
+/// (`ScanListener.codeReported`); its verdict comes back through the door (`ReportedCode`).
 ///
 /// A credential never reaches the log, the broker or the program as itself: they hear its
 /// outcome (the subject, the hash, the reason).
 public final class CodeReporter {
-    /// How the code is judged.
-    enum Route {
-        /// A signed credential, rotating code or ticket: the verifier decides.
-        case credential(CredentialWorker)
-        /// Credentials mode with no `KIOSK_ON_SCAN`: a code that is no credential is denied.
-        case notACredential
-        /// As it is: the scan program (if any) decides, in hook mode.
-        case plain
-    }
-
-    let door: DoorReader?
-    let hook: ScanHook?
-    let fleet: FleetReporter?
     let credentials: CredentialWorker?
+    /// Whether a `KIOSK_ON_SCAN` program judges the codes that are no credential.
+    let programJudges: Bool
+    /// `KIOSK_CREDENTIAL_PREFIX`: what a signed credential begins with.
+    let signedPrefix: String
     let logger: Logger
     let clock: Clock
-    /// Told of each code and each credential's outcome (`ScanListener`).
+    /// Told of each code, in order, the door first (`ScanListener`).
     var listeners: [ScanListener] = []
 
     /// The most of a payload the `scan` event shows.
     public static let loggedPayloadLimit = 512
 
-    init(door: DoorReader?, hook: ScanHook?, fleet: FleetReporter?, credentials: CredentialWorker?, logger: Logger, clock: Clock) {
-        self.door = door
-        self.hook = hook
-        self.fleet = fleet
+    init(credentials: CredentialWorker?, programJudges: Bool, signedPrefix: String, logger: Logger, clock: Clock) {
         self.credentials = credentials
+        self.programJudges = programJudges
+        self.signedPrefix = signedPrefix
         self.logger = logger
         self.clock = clock
     }
 
-    func route(_ symbol: DecodedSymbol) -> Route {
-        guard let credentials else { return .plain }
-        switch CredentialKind.of(symbol.bytes, signedPrefix: credentials.verifier.prefix) {
-        case .signed, .rotating, .ticket, .pass: return .credential(credentials)
-        case .none where hook == nil: return .notACredential
-        case .none: return .plain  // the KIOSK_ON_SCAN program decides, as in hook mode
-        }
+    /// Who judges a code of this kind here.
+    func judge(_ kind: CodeKind) -> ReportedCode.Judge {
+        guard credentials != nil else { return .program }
+        if case .credential = kind { return .verifier }
+        // Credentials mode: the KIOSK_ON_SCAN program decides the rest, as in hook mode.
+        return programJudges ? .program : .notACredential
     }
 
     /// `latencyMs`: from the frame's capture to now.
     func report(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
-        let latencyMs = max(0, latencyMs)
-        switch route(symbol) {
-        case .credential(let worker): judge(symbol, frame: frame, latencyMs: latencyMs, worker: worker)
-        case .notACredential: deny(symbol, frame: frame, latencyMs: latencyMs)
-        case .plain: pass(symbol, frame: frame, latencyMs: latencyMs)
+        let kind = CodeKind.of(symbol.bytes, signedPrefix: signedPrefix)
+        let code = ReportedCode(symbol: symbol, kind: kind, judge: judge(kind), frame: frame, latencyMs: max(0, latencyMs),
+                                listeners: ListenerList(listeners))
+        switch code.judge {
+        case .program:
+            logScan(code)
+            for listener in listeners { listener.codeReported(code) }
+        case .notACredential:
+            logScan(code)
+            let outcome = CredentialOutcome(kind: .none, reason: .notACredential, hash: CredentialVerifier.shortHash(symbol.bytes))
+            CodeReporter.logCredential(outcome, logger)
+            for listener in listeners { listener.codeReported(code) }
+            code.verdict?.give(Verdict(outcome), at: clock.now())
+        case .verifier:
+            for listener in listeners { listener.codeReported(code) }
+            if let credentials { judge(code, worker: credentials) }
         }
-        for listener in listeners { listener.codeReported(symbol, frame: frame) }
     }
 
     /// The `scan` event of a code shown as it is, with its frame and latency.
-    private func logScan(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
-        logger.log(.info, "scan", fields: CodeReporter.plainScanFields(symbol) + [("frame", .int(Int(frame.sequence))), ("latency_ms", .ms(latencyMs))])
+    private func logScan(_ code: ReportedCode) {
+        logger.log(.info, "scan", fields: CodeReporter.plainScanFields(code.symbol, kind: code.kind)
+                   + [("frame", .int(Int(code.frame.sequence))), ("latency_ms", .ms(code.latencyMs))])
     }
 
-    /// To the broker (at once, or with its verdict once known) and to the door (the read pattern
-    /// and the verdict's wait).
-    private func announce(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double, awaitsVerdict: Bool) -> VerdictWait? {
-        let symbology = symbol.symbology.displayName
-        let toFleet = fleet?.reported(symbology: symbology, bytes: symbol.bytes, frame: Int(frame.sequence),
-                                      latencyMs: latencyMs, awaitsVerdict: awaitsVerdict)
-        var onVerdict: (@Sendable (Verdict) -> Void)?
-        if let toFleet { onVerdict = { verdict in toFleet(verdict.result.rawValue) } }
-        return door?.reported(symbology: symbology, payload: symbol.bytes, frame: frame.sequence, onVerdict: onVerdict)
-    }
-
-    /// A code as it is: the scan program gets its exact bytes (a Shift-JIS QR code stays
-    /// Shift-JIS), and in hook mode its exit status is the verdict.
-    private func pass(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
-        logScan(symbol, frame: frame, latencyMs: latencyMs)
-        let wait = announce(symbol, frame: frame, latencyMs: latencyMs, awaitsVerdict: door.map { $0.mode != .none } ?? false)
-        var onEnd: ScanHook.OnEnd?
-        if let wait { onEnd = { end, atNs in wait.programEnded(end, at: atNs) } }
-        hook?.submit(symbology: symbol.symbology.displayName, payload: symbol.bytes, onEnd: onEnd)
-    }
-
-    /// Credentials mode with no `KIOSK_ON_SCAN`: a code that is no credential is denied.
-    private func deny(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double) {
-        logScan(symbol, frame: frame, latencyMs: latencyMs)
-        let outcome = CredentialOutcome(kind: .none, reason: .notACredential, hash: CredentialVerifier.shortHash(symbol.bytes))
-        CodeReporter.logCredential(outcome, logger)
-        let wait = announce(symbol, frame: frame, latencyMs: latencyMs, awaitsVerdict: true)
-        wait?.give(Verdict(result: .denied, reason: CredentialReason.notACredential.rawValue, elapsedNs: 0), at: clock.now())
-    }
-
-    /// A signed credential, rotating code or event ticket: the read pattern and the verdict's
-    /// wait at once, the verification on the verifier's thread; the `scan` event, the
-    /// `credential` event, the door, the broker, the program and the listeners hear its outcome
-    /// there, none of them its token.
-    private func judge(_ symbol: DecodedSymbol, frame: Frame, latencyMs: Double, worker: CredentialWorker) {
-        let symbology = symbol.symbology.displayName
-        let sequence = frame.sequence
-        let toFleet = fleet?.reportedCredential(symbology: symbology, frame: Int(sequence), latencyMs: latencyMs)
-        let outcomeBox = OutcomeBox()
-        var onVerdict: (@Sendable (Verdict) -> Void)?
-        if let toFleet {
-            onVerdict = { verdict in
-                let o = outcomeBox.value
-                toFleet(verdict.result.rawValue, ScanCredential(subject: o?.sub, hash: o?.hash ?? "", reason: o?.reason.rawValue ?? verdict.reason))
-            }
-        }
-        let wait = door?.reported(symbology: symbology, payload: [], frame: sequence, onVerdict: onVerdict)
-        let (logger, hook, clock, listeners) = (self.logger, self.hook, self.clock, ListenerList(self.listeners))
-        let accepted = worker.submit(symbol.bytes) { o in
-            outcomeBox.value = o
-            var scan: [(String, LogValue)] = [("symbology", .text(symbology))]
+    /// A signed credential, rotating code, ticket or pass: verified on the verifier's thread,
+    /// where its `scan` and `credential` events are logged and its verdict given to the door.
+    private func judge(_ code: ReportedCode, worker: CredentialWorker) {
+        let (logger, clock) = (self.logger, self.clock)
+        let accepted = worker.submit(code.bytes, as: code.kind.credential) { o in
+            var scan: [(String, LogValue)] = [("symbology", .text(code.symbology))]
             if let sub = o.sub { scan.append(("credential", .text(sub))) }
-            scan += [("hash", .text(o.hash)), ("frame", .int(Int(sequence))), ("latency_ms", .ms(latencyMs))]
+            scan += [("hash", .text(o.hash)), ("frame", .int(Int(code.frame.sequence))), ("latency_ms", .ms(code.latencyMs))]
             logger.log(.info, "scan", fields: scan)
             CodeReporter.logCredential(o, logger)
-            // The program is told, never asked: one logfmt line instead of the token. Queued
-            // before the verdict is given, so that a replay's end, which waits for the verdicts
-            // and then for the program's queue, finds it there.
-            hook?.submit(symbology: symbology, payload: Array(CodeReporter.credentialLine(o).utf8), extra: [
-                "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
-                "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
-            ])
-            wait?.give(Verdict(result: o.granted ? .granted : .denied, reason: o.reason.rawValue, elapsedNs: 0, subject: o.sub), at: clock.now())
-            for listener in listeners.all { listener.credentialJudged(o) }
+            code.verdict?.give(Verdict(o), at: clock.now())
         }
         if !accepted {
-            logger.warning("credential_dropped", ["reason": "the verifier's queue is full", "frame": .int(Int(sequence))])
-            wait?.give(Verdict(result: .error, reason: "verifier busy", elapsedNs: 0), at: clock.now())
+            logger.warning("credential_dropped", ["reason": "the verifier's queue is full", "frame": .int(Int(code.frame.sequence))])
+            code.verdict?.give(Verdict(result: .error, reason: "verifier busy", elapsedNs: 0), at: clock.now())
         }
     }
 
     /// The `scan` event's fields for a code shown as it is (not a credential).
-    static func plainScanFields(_ symbol: DecodedSymbol) -> [(String, LogValue)] {
+    static func plainScanFields(_ symbol: DecodedSymbol, kind: CodeKind) -> [(String, LogValue)] {
         var fields: [(String, LogValue)] = [("symbology", .text(symbol.symbology.displayName))]
-        // The text (UTF-8, Shift-JIS or ISO-8859-1 made UTF-8); a payload that is not text is
-        // shown as its escaped bytes in `data` and also as hex in `data_hex`.
-        let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
+        // The text (UTF-8, Shift-JIS or ISO-8859-1 made UTF-8); a payload that is not text, or of a
+        // binary kind (a pass's CBOR), is shown as its escaped bytes in `data` and as hex in `data_hex`.
+        let text = kind.isBinary ? nil : symbol.text
+        let payload = text.map { Array($0.utf8) } ?? symbol.bytes
         if payload.count > CodeReporter.loggedPayloadLimit {
             // A stranger's 3 kB QR code must not flood the journal: the start, and how long it
             // was, in the bytes `data` shows (UTF-8 for text), cut between two characters.
-            let cut = symbol.text == nil ? CodeReporter.loggedPayloadLimit
+            let cut = text == nil ? CodeReporter.loggedPayloadLimit
                 : PayloadBytes.utf8Boundary(in: payload, atMost: CodeReporter.loggedPayloadLimit)
             fields += [("data", .bytes(Array(payload.prefix(cut)))),
                        ("truncated", .bool(true)), ("length", .int(payload.count))]
         } else {
             fields.append(("data", .bytes(payload)))
         }
-        if symbol.text == nil, let hex = symbol.hex {
-            fields.append(("data_hex", .text(String(hex.prefix(2 * CodeReporter.loggedPayloadLimit)))))
+        if text == nil {
+            fields.append(("data_hex", .text(String(PayloadBytes.hex(symbol.bytes).prefix(2 * CodeReporter.loggedPayloadLimit)))))
         }
         return fields
     }
@@ -188,20 +137,4 @@ public final class CodeReporter {
         parts.append("hash=\(o.hash)")
         return parts.joined(separator: " ") + "\n"
     }
-}
-
-/// The verifier's outcome, for the broker's message when the verdict comes.
-final class OutcomeBox: @unchecked Sendable {  // `stored` guarded by `lock`
-    private let lock = Lock()
-    private var stored: CredentialOutcome?
-    var value: CredentialOutcome? {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-}
-
-/// The listeners, handed to the verifier's thread (set before the loop runs, never changed after).
-struct ListenerList: @unchecked Sendable {
-    let all: [ScanListener]
-    init(_ all: [ScanListener]) { self.all = all }
 }

@@ -30,6 +30,34 @@ enum DemoScene {
         return l
     }()
 
+    /// The demo's settings over the configured ones: the simulated chip (a buzzer on 18, a torch
+    /// on 17 unless the buzzer is there), its ROI and repeat window.
+    static func configure(_ configuration: Configuration) -> Configuration {
+        var config = configuration
+        config.gpioChip = "sim"
+        config.uprightROI = roi
+        config.repeatMs = repeatMs
+        if config.buzzerLine == nil { config.buzzerLine = 18 }
+        if config.torchLine == nil && config.buzzerLine != 17 { config.torchLine = 17 }
+        return config
+    }
+
+    /// Where frames come from: the scripted scene (`kiosk demo`: the torch lights it, its tally
+    /// judges the run at the end) or the configured camera.
+    static func source(_ a: Assembly, torch: Torch?) throws -> (FrameSource, ScriptedSceneHandle?) {
+        guard a.demo else { return (KioskService.makeSource(a.config, clock: a.clock), nil) }
+        do {
+            let scene = try make(mount: a.config.mount, fps: a.config.fps, realTime: true, cameraSettings: a.config.cameraSettings)
+            let logger = a.logger
+            scene.onStep = { step in logger.info("demo", ["step": .text(step.narration)]) }
+            torch?.onSwitch = { scene.torchOn = $0 }
+            return (scene, ScriptedSceneHandle())
+        } catch {
+            a.logger.error("demo_error", ["error": .text(String(describing: error))])
+            throw ServiceExit(ExitStatus.failure)
+        }
+    }
+
     static func make(mount: Mount, fps: Double, realTime: Bool, cameraSettings: CameraSettings = CameraSettings()) throws -> ScriptedScene {
         let inside = try QRCodeImage.render(codeInsideROI, moduleSize: 4)
         let outside = try QRCodeImage.render(codeOutsideROI, moduleSize: 3)
@@ -70,9 +98,9 @@ final class ScriptedSceneHandle: ScanListener {
     private var inside = 0
     private var outside = 0
 
-    func codeReported(_ symbol: DecodedSymbol, frame: Frame) {
-        if [DemoScene.codeInsideROI, DemoScene.codeUnderTorch, DemoScene.codeOnPhone].contains(symbol.text) { inside += 1 }
-        if symbol.text == DemoScene.codeOutsideROI { outside += 1 }
+    func codeReported(_ code: ReportedCode) {
+        if [DemoScene.codeInsideROI, DemoScene.codeUnderTorch, DemoScene.codeOnPhone].contains(code.symbol.text) { inside += 1 }
+        if code.symbol.text == DemoScene.codeOutsideROI { outside += 1 }
     }
 
     func judge(logger: Logger, reopenings: Int, torchChanges: Int, screenLooks: Int) -> Int32 {

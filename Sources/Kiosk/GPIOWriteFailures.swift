@@ -12,7 +12,7 @@ public final class GPIOWriteFailures: @unchecked Sendable {  // guarded by `lock
     private var limit = RateLimit(intervalNs: 60_000_000_000)
     private let lock = Lock()
 
-    public init(logger: Logger, clock: Clock = MonotonicClock()) {
+    public init(logger: Logger, clock: Clock) {
         self.logger = logger
         self.clock = clock
     }

@@ -11,12 +11,15 @@ import Reader
 /// its listeners in order, the door first: its outputs go off before anyone else hears of a stop
 /// or a lost camera.
 ///
-/// Called on the frame loop's thread, except `credentialJudged` (the verifier's thread).
+/// Called on the frame loop's thread, except `verdictGiven` (the thread that gave the verdict:
+/// the verifier's, the scan program's, the clock's).
 public protocol ScanListener: AnyObject {
-    /// A code past the repeat filter, after the door and the program have it (`CodeReporter`).
-    func codeReported(_ symbol: DecodedSymbol, frame: Frame)
-    /// A credential's outcome, after the door has its verdict.
-    func credentialJudged(_ outcome: CredentialOutcome)
+    /// A code past the repeat filter, classified (`CodeReporter`). The door hears it first and
+    /// opens the wait for its verdict (`code.verdict`), which the others may then wait on.
+    func codeReported(_ code: ReportedCode)
+    /// The door acted on a code's verdict (the lines, the beeps, the `verdict` event); `verdict`
+    /// is what it acted on (a credential's outcome in `verdict.credential`).
+    func verdictGiven(_ verdict: Verdict, for code: ReportedCode)
     /// A frame went through the loop; `count` frames so far.
     func frameProcessed(_ count: Int)
     /// The torch went on or off.
@@ -35,8 +38,8 @@ public protocol ScanListener: AnyObject {
 }
 
 public extension ScanListener {
-    func codeReported(_ symbol: DecodedSymbol, frame: Frame) {}
-    func credentialJudged(_ outcome: CredentialOutcome) {}
+    func codeReported(_ code: ReportedCode) {}
+    func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {}
     func frameProcessed(_ count: Int) {}
     func torchSwitched(on: Bool) {}
     func cameraChanged(ok: Bool) {}
@@ -52,17 +55,22 @@ public final class ScanObserver: ScanListener, @unchecked Sendable {  // set bef
     public var onReport: (DecodedSymbol, Frame) -> Void = { _, _ in }
     public var onFrame: (Int) -> Void = { _ in }
     public var onCameraLost: () -> Void = {}
-    public var onCredential: @Sendable (CredentialOutcome) -> Void = { _ in }
+    public var onVerdict: @Sendable (Verdict) -> Void = { _ in }
     public init() {}
-    public func codeReported(_ symbol: DecodedSymbol, frame: Frame) { onReport(symbol, frame) }
+    public func codeReported(_ code: ReportedCode) { onReport(code.symbol, code.frame) }
     public func frameProcessed(_ count: Int) { onFrame(count) }
     public func cameraChanged(ok: Bool) { if !ok { onCameraLost() } }
-    public func credentialJudged(_ outcome: CredentialOutcome) { onCredential(outcome) }
+    public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) { onVerdict(verdict) }
 }
 
 // The features' parts, beside the protocol so that what each hears is read in one place.
 
 extension DoorReader: ScanListener {
+    /// The read pattern and the Wiegand frame at once; the wait for the verdict, which tells the
+    /// listeners once the door has acted on it.
+    public func codeReported(_ code: ReportedCode) {
+        code.verdict = reported(symbology: code.symbology, payload: code.shownBytes, frame: code.frame.sequence, code: code)
+    }
     public func cameraChanged(ok: Bool) { if !ok { cameraLost() } }
     public func sourceEnded(unless stop: StopSignal) { settle(unless: stop) }
     /// The outputs inactive (the strike shut) before the service says it stops.
@@ -70,10 +78,40 @@ extension DoorReader: ScanListener {
 }
 
 extension ScanHook: ScanListener {
+    /// A code as it is: the program gets its exact bytes (a Shift-JIS QR code stays Shift-JIS),
+    /// and in hook mode its exit status is the verdict.
+    public func codeReported(_ code: ReportedCode) {
+        guard code.judge == .program else { return }
+        var onEnd: OnEnd?
+        if let wait = code.verdict { onEnd = { end, atNs in wait.programEnded(end, at: atNs) } }
+        submit(symbology: code.symbology, payload: code.bytes, onEnd: onEnd)
+    }
+
+    /// A credential: the program is told, never asked: one logfmt line instead of the token,
+    /// queued while the door still counts the verdict as pending, so that a replay's end, which
+    /// waits for the verdicts and then for the program's queue, finds it there.
+    public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
+        guard code.judge == .verifier, let o = verdict.credential else { return }
+        submit(symbology: code.symbology, payload: Array(CodeReporter.credentialLine(o).utf8), extra: [
+            "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
+            "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
+        ])
+    }
     public func sourceEnded(unless stop: StopSignal) { settle(unless: stop) }
 }
 
 extension FleetReporter: ScanListener {
+    /// In line at once; with its verdict when the door gives one.
+    public func codeReported(_ code: ReportedCode) {
+        reported(code: ObjectIdentifier(code), symbology: code.symbology, bytes: code.shownBytes, frame: Int(code.frame.sequence),
+                 latencyMs: code.latencyMs, awaitsVerdict: code.verdict != nil)
+    }
+    /// A credential's message says what may be said of it (`ScanCredential`), never its token.
+    public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
+        let credential = code.judge == .verifier
+            ? ScanCredential(subject: verdict.subject, hash: verdict.credential?.hash ?? "", reason: verdict.reason) : nil
+        decided(code: ObjectIdentifier(code), verdict: verdict.result.rawValue, credential: credential)
+    }
     public func torchSwitched(on: Bool) { torch(on: on) }
     public func cameraChanged(ok: Bool) { camera(ok: ok) }
     public func statsReported(_ fields: [(String, LogValue)]) { link.publishStats(StatsMessage.json(fields)) }
@@ -88,8 +126,8 @@ extension DoorWatch: ScanListener {
 
 extension DoorModeKeeper: ScanListener {
     /// A grant of a group the modes name (first-in unlock) is news to the modes.
-    public func credentialJudged(_ outcome: CredentialOutcome) {
-        if outcome.granted { granted(groups: outcome.groups) }
+    public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
+        if verdict.result == .granted, let o = verdict.credential { granted(groups: o.groups) }
     }
 }
 

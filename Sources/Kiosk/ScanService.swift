@@ -30,6 +30,42 @@ public enum ExitStatus {
     public static let config: Int32 = 78
 }
 
+/// What the frame loop works with besides the camera, in one value; each is optional (a tool or a
+/// test gives what it needs).
+public struct ScanFeatures {
+    /// The door: the read pattern, the verdicts' waits and what a verdict does.
+    public var door: DoorReader?
+    /// The `KIOSK_ON_SCAN` program.
+    public var hook: ScanHook?
+    /// The building's broker.
+    public var fleet: FleetReporter?
+    /// The verifier of credentials (`KIOSK_VERDICT=credentials`).
+    public var credentials: CredentialWorker?
+    public var torch: Torch?
+    public var notifier: ServiceNotifier?
+    public var stats: StatsReporter?
+    /// The other features that hear the loop (the door's inputs, the controller's bus, the modes,
+    /// the demo's tally), after those above.
+    public var listeners: [ScanListener]
+
+    public init(door: DoorReader? = nil, hook: ScanHook? = nil, fleet: FleetReporter? = nil, credentials: CredentialWorker? = nil,
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = []) {
+        self.door = door
+        self.hook = hook
+        self.fleet = fleet
+        self.credentials = credentials
+        self.torch = torch
+        self.notifier = notifier
+        self.stats = stats
+        self.listeners = listeners
+    }
+
+    /// The order they hear the loop in: the door first (its outputs go off before anyone else
+    /// hears of a stop or a lost camera, and it opens a code's wait for its verdict), the broker
+    /// before the program (a program that answers at once finds the code's message waiting).
+    var inOrder: [ScanListener] { ([door, fleet, hook] as [ScanListener?]).compactMap { $0 } + listeners }
+}
+
 /// The frame loop: frame → decode inside the ROI → repeat filter → `scan` event → the door
 /// reader's feedback (the read beep, the Wiegand frame) and the `KIOSK_ON_SCAN` program, whose
 /// exit status is the verdict in hook mode (`DoorReader`). A camera that fails or falls silent is closed and reopened with
@@ -73,22 +109,18 @@ public final class ScanService {
     public private(set) var decoded = 0
     public private(set) var reopenings = 0
 
-    /// Longest payload the log shows; the full length is logged beside it.
-    public init(configuration: Configuration, source: FrameSource, door: DoorReader?, hook: ScanHook? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, fleet: FleetReporter? = nil,
-                credentials: CredentialWorker? = nil, listeners: [ScanListener] = [], logger: Logger,
-                stop: StopSignal, clock: Clock = MonotonicClock(), processStartNs: UInt64 = monotonicNanoseconds(),
+    public init(configuration: Configuration, source: FrameSource, features: ScanFeatures = ScanFeatures(), logger: Logger,
+                stop: StopSignal, clock: Clock, processStartNs: UInt64 = monotonicNanoseconds(),
                 decodeDensity: Int = DecodePipeline.defaultDensity, attempts: [Attempt] = Attempt.kept) {
-        self.notifier = notifier
-        self.stats = stats
+        self.notifier = features.notifier
+        self.stats = features.stats
         self.configuration = configuration
         self.source = source
-        self.torch = torch
-        // The door first: its outputs go off before anyone else hears of a stop or a lost camera.
-        let features: [ScanListener?] = [door, hook, fleet]
-        self.listeners = features.compactMap { $0 } + listeners
-        reporter = CodeReporter(door: door, hook: hook, fleet: fleet, credentials: credentials, logger: logger, clock: clock)
-        reporter.listeners = self.listeners
+        self.torch = features.torch
+        listeners = features.inOrder
+        reporter = CodeReporter(credentials: features.credentials, programJudges: features.hook != nil,
+                                signedPrefix: configuration.credentialPrefix, logger: logger, clock: clock)
+        reporter.listeners = listeners
         self.logger = logger
         self.stop = stop
         self.clock = clock

@@ -46,7 +46,7 @@ public final class OSDPLink: @unchecked Sendable {  // `incoming`, `tamper`, `st
     private let clock: Clock
 
     /// Opens the port now (so that a wrong path fails at start, exit 69); the thread starts in `start`.
-    public init(path: String, baud: Int, peripheral: OSDPPeripheral, clock: Clock = MonotonicClock(label: "kiosk.osdp.clock")) throws {
+    public init(path: String, baud: Int, peripheral: OSDPPeripheral, clock: Clock) throws {
         self.path = path
         self.peripheral = peripheral
         self.clock = clock

@@ -39,9 +39,16 @@ public protocol Clock: AnyObject, Sendable {
     /// requested meanwhile. Returns false when stopped. A loop that waits for deadlines it adds up
     /// from one start (the Wiegand bits) keeps its rhythm: a late wake-up delays that step only.
     func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool
+    /// The same clock whose scheduled work runs on a thread of its own (`label`): for work that may
+    /// block (a file written and fsynced) and must not hold up the other timers (the buzzer's
+    /// steps, the strike, the verdicts' deadlines), which share one thread. A manual clock is its
+    /// own lane: a test moves one time for all.
+    func lane(_ label: String) -> Clock
 }
 
 extension Clock {
+    public func lane(_ label: String) -> Clock { self }
+
     /// For clocks that have only relative waits: as close as `sleep(ns:)` gets.
     public func sleep(untilNs deadlineNs: UInt64, unless stop: StopSignal) -> Bool {
         let t = now()
@@ -62,6 +69,8 @@ public final class MonotonicClock: Clock, @unchecked Sendable {  // the queue is
     public static let spinNs: UInt64 = 150_000
 
     public func now() -> UInt64 { monotonicNanoseconds() }
+
+    public func lane(_ label: String) -> Clock { MonotonicClock(label: label) }
 
     public func sleep(ns: UInt64, unless stop: StopSignal) -> Bool {
         let end = now() + ns

@@ -54,7 +54,7 @@ let spool = try Spool(directory: folder, capacity: 1000)
 var settings = BrokerSettings(address: BrokerAddress(host: "127.0.0.1", port: port, tls: false), topics: FleetTopics(prefix: topic),
                               clientID: FleetTopics.defaultClientID(prefix: topic), discoveryPrefix: nil, version: "test")
 settings.backoffCapNs = 500_000_000
-let link = BrokerLink(settings: settings, spool: spool) { event in
+let link = BrokerLink(settings: settings, spool: spool, clock: MonotonicClock()) { event in
     switch event {
     case .connected(let broker): say("event connected \(broker)")
     case .disconnected(let reason, _): say("event disconnected \(reason)")

@@ -328,7 +328,7 @@ final class BrokerLinkTests: XCTestCase {
                                       clientID: "door-7", caFile: other.caFile, discoveryPrefix: nil, version: "test")
         settings.backoffCapNs = 500_000_000
         let wrongCA = EventLog()
-        let link = BrokerLink(settings: settings, spool: try Spool(directory: spoolFolder(), capacity: 10)) { wrongCA.add($0) }
+        let link = BrokerLink(settings: settings, spool: try Spool(directory: spoolFolder(), capacity: 10), clock: MonotonicClock()) { wrongCA.add($0) }
         link.start()
         XCTAssertTrue(wrongCA.waitFor { !$0.isEmpty }, wrongCA.text)
         XCTAssertTrue(wrongCA.disconnectReasons.first?.contains("certificate verify failed") == true, wrongCA.text)

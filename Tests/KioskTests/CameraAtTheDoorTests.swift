@@ -44,8 +44,7 @@ final class CameraAtTheDoorTests: XCTestCase {
         }
         var config = Configuration()
         config.fps = 30
-        let svc = ScanService(configuration: config, source: scene, door: nil, torch: torch, logger: logger, stop: StopSignal(),
-                              clock: ManualClock())
+        let svc = ScanService(configuration: config, source: scene, features: ScanFeatures(torch: torch), logger: logger, stop: StopSignal(), clock: ManualClock())
         var scans: [String] = []
         svc.observe().onReport = { symbol, _ in scans.append(symbol.text ?? "") }
         svc.observe().onFrame = { frame = $0 }

@@ -58,8 +58,7 @@ final class CredentialJournalTests: XCTestCase {
                                           store: UsedTokenStore(directory: folder + "/state"), clock: clock)
         let worker = CredentialWorker(verifier: verifier)
         let door = DoorReader(configuration: c, lines: .init(), logger: logger, clock: clock)
-        let service = ScanService(configuration: c, source: ReplaySource(directory: folder + "/replay", fps: 30), door: door,
-                                  credentials: worker, logger: logger, stop: StopSignal())
+        let service = ScanService(configuration: c, source: ReplaySource(directory: folder + "/replay", fps: 30), features: ScanFeatures(door: door, credentials: worker), logger: logger, stop: StopSignal(), clock: MonotonicClock())
         XCTAssertEqual(try service.run(), .sourceEnded)
         worker.shutDown()
 

@@ -184,8 +184,7 @@ final class DoorReaderTests: XCTestCase {
         let r = try rig()
         let hook = ScanHook(program: try program("hang", "exec sleep 30"), environment: [:], logger: r.logger,
                             timeoutNs: 2_000_000_000, clock: r.clock)
-        let svc = ScanService(configuration: hookConfiguration(), source: scene, door: r.reader, hook: hook,
-                              logger: r.logger, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: hookConfiguration(), source: scene, features: ScanFeatures(door: r.reader, hook: hook), logger: r.logger, stop: StopSignal(), clock: ManualClock())
         var reportedAt: Int?
         var framesWhilePending = 0
         svc.observe().onReport = { _, _ in reportedAt = svc.frames }
@@ -260,8 +259,7 @@ final class DoorReaderTests: XCTestCase {
             }
             if n == 5 { stop.request("SIGTERM") }
         }
-        let svc = ScanService(configuration: hookConfiguration(), source: source, door: r.reader, logger: r.logger, stop: stop,
-                              clock: ManualClock())
+        let svc = ScanService(configuration: hookConfiguration(), source: source, features: ScanFeatures(door: r.reader), logger: r.logger, stop: stop, clock: ManualClock())
         XCTAssertEqual(try svc.run(), .signal("SIGTERM"))
         for line in [buzzerLine, grantedLine, doorLine] {
             XCTAssertEqual(r.timeline.msLevels(offset: line), [[0, 0], [500, 1], [600, 0]], "line \(line)")
@@ -287,8 +285,7 @@ final class DoorReaderTests: XCTestCase {
                 r.clock.advance(toMs: 250)
             }
         }
-        let svc = ScanService(configuration: hookConfiguration(), source: source, door: r.reader, logger: r.logger, stop: StopSignal(),
-                              clock: serviceClock)
+        let svc = ScanService(configuration: hookConfiguration(), source: source, features: ScanFeatures(door: r.reader), logger: r.logger, stop: StopSignal(), clock: serviceClock)
         var doorWhenLost: [[Int]] = []
         svc.observe().onCameraLost = { doorWhenLost = r.timeline.msLevels(offset: self.doorLine) }
         XCTAssertEqual(try svc.run(), .sourceEnded)
@@ -332,7 +329,7 @@ final class DoorReaderTests: XCTestCase {
         }
         let scene = ScriptedScene(steps: steps, duration: Double(texts.count), fps: 30, uprightWidth: 640, uprightHeight: 480,
                                   mount: Mount(), realTime: false)
-        let svc = ScanService(configuration: c, source: scene, door: reader, logger: logger, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: c, source: scene, features: ScanFeatures(door: reader), logger: logger, stop: StopSignal(), clock: ManualClock())
         XCTAssertEqual(try svc.run(), .sourceEnded)  // its end waits until the frames are out
         XCTAssertEqual(lines.of("scan").map { $0["data"] }, texts)
         XCTAssertEqual(lines.of("wiegand").map { [$0["bits"]!, $0["facility"]!, $0["card"]!] }, [["26", "18", "36963"], ["26", "7", "12"]])

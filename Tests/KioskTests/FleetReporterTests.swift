@@ -55,15 +55,15 @@ final class FleetReporterTests: XCTestCase {
         let second = fleet.reported(symbology: "QR-Code", bytes: Array("B".utf8), frame: 9, latencyMs: 2, awaitsVerdict: true)!
         XCTAssertEqual(link.scans, [], "nothing before the verdicts")
         // The second code's verdict first (a dropped code's error comes at once): it waits for the first's.
-        second("error")
+        fleet.decided(second, verdict: "error")
         XCTAssertEqual(link.scans, [])
         XCTAssertEqual(fleet.waitingCount, 2)
         wall.ms += 2000
-        first("granted")
+        fleet.decided(first, verdict: "granted")
         XCTAssertEqual(link.scans, [.init(data: "A", verdict: "granted", timeMs: 1_700_000_000_000),
                                     .init(data: "B", verdict: "error", timeMs: 1_700_000_000_500)],
                        "in report order, each with its verdict and its report's time")
-        first("denied")  // a second answer does nothing
+        fleet.decided(first, verdict: "denied")  // a second answer does nothing
         XCTAssertEqual(link.scans.count, 2)
     }
 
@@ -72,11 +72,11 @@ final class FleetReporterTests: XCTestCase {
         let fleet = FleetReporter(link: link, torchOn: nil) { wall.ms }
         let first = fleet.reported(symbology: "QR-Code", bytes: Array("A".utf8), frame: 1, latencyMs: 2, awaitsVerdict: true)!
         let second = fleet.reported(symbology: "QR-Code", bytes: Array("B".utf8), frame: 2, latencyMs: 2, awaitsVerdict: true)!
-        second("granted")
+        fleet.decided(second, verdict: "granted")
         fleet.flush()
         XCTAssertEqual(link.scans.map(\.data), ["A", "B"])
         XCTAssertEqual(link.scans.map(\.verdict), [nil, "granted"])
-        first("granted")  // after the flush: nothing more
+        fleet.decided(first, verdict: "granted")  // after the flush: nothing more
         XCTAssertEqual(link.scans.count, 2)
         XCTAssertEqual(fleet.waitingCount, 0)
     }

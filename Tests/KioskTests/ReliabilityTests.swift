@@ -88,7 +88,7 @@ final class ReliabilityTests: XCTestCase {
     func service(_ source: FrameSource, clock: ManualClock, stop: StopSignal = StopSignal()) -> (ScanService, Lines) {
         let lines = Lines()
         let logger = Logger(level: .debug) { lines.all.append($0) }
-        return (ScanService(configuration: Configuration(), source: source, door: nil, logger: logger, stop: stop, clock: clock), lines)
+        return (ScanService(configuration: Configuration(), source: source, logger: logger, stop: stop, clock: clock), lines)
     }
 
     let enodev = CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV)
@@ -315,8 +315,7 @@ final class ReliabilityTests: XCTestCase {
         let camera = LibcameraCamera(camera: "", width: 640, height: 480, fps: 30,
                                      zoomROI: config.mount.sensorRegion(fromUpright: config.uprightROI), plugin: plugin, clock: clock)
         let lines = Lines()
-        let svc = ScanService(configuration: config, source: camera, door: nil, logger: Logger(level: .debug) { lines.all.append($0) },
-                              stop: StopSignal(), clock: clock)
+        let svc = ScanService(configuration: config, source: camera, logger: Logger(level: .debug) { lines.all.append($0) }, stop: StopSignal(), clock: clock)
         var reported: [(String, UInt64)] = []
         svc.observe().onReport = { symbol, frame in reported.append((symbol.text ?? "", frame.sequence)) }
         _ = try camera.open()

@@ -41,8 +41,7 @@ final class SafetyNetTests: XCTestCase {
         var config = Configuration()
         config.fps = fps
         config.symbologies = symbologies
-        let svc = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in }, stop: StopSignal(),
-                              clock: ManualClock())
+        let svc = ScanService(configuration: config, source: scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: ManualClock())
         var first: Int?
         let shownAt = self.shownAt
         svc.observe().onReport = { symbol, frame in

@@ -52,7 +52,7 @@ final class ScanHookTests: XCTestCase {
     func testHostilePayloadsArriveExactlyAndNothingElseRuns() throws {
         let lines = Lines()
         let hook = ScanHook(program: try recordingHook(), environment: ["PATH": "/usr/bin:/bin"],
-                            logger: Logger(level: .debug) { lines.add($0) }, queueLimit: 16)
+                            logger: Logger(level: .debug) { lines.add($0) }, queueLimit: 16, clock: MonotonicClock())
         let canary = folder.appendingPathComponent("canary").path
         let payloads: [[UInt8]] = [
             Array("; rm -rf / ; touch \(canary)".utf8),
@@ -87,7 +87,7 @@ final class ScanHookTests: XCTestCase {
         chmod(path, 0o755)
         let lines = Lines()
         let hook = ScanHook(program: path, environment: [:], logger: Logger { lines.add($0) },
-                            timeoutNs: 300_000_000, killGraceNs: 200_000_000)
+                            timeoutNs: 300_000_000, killGraceNs: 200_000_000, clock: MonotonicClock())
         let started = Date()
         hook.submit(symbology: "QR-Code", payload: Array("x".utf8))
         waitIdle(hook)
@@ -103,7 +103,7 @@ final class ScanHookTests: XCTestCase {
         try "#!/bin/sh\ncat > /dev/null\nsleep 0.3\n".write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o755)
         let lines = Lines()
-        let hook = ScanHook(program: path, environment: [:], logger: Logger { lines.add($0) }, queueLimit: 4)
+        let hook = ScanHook(program: path, environment: [:], logger: Logger { lines.add($0) }, queueLimit: 4, clock: MonotonicClock())
         let started = Date()
         for i in 0..<200 { hook.submit(symbology: "QR-Code", payload: Array("code \(i)".utf8)) }
         XCTAssertLessThan(Date().timeIntervalSince(started), 0.5, "submitting must not wait for the program")
@@ -117,7 +117,7 @@ final class ScanHookTests: XCTestCase {
         let path = folder.appendingPathComponent("slow.sh").path
         try "#!/bin/sh\ncat >> \"\(folder.path)/heard\"\necho >> \"\(folder.path)/heard\"\nsleep 0.2\n".write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o755)
-        let hook = ScanHook(program: path, environment: [:], logger: Logger { _ in }, queueLimit: 4)
+        let hook = ScanHook(program: path, environment: [:], logger: Logger { _ in }, queueLimit: 4, clock: MonotonicClock())
         for i in 0..<4 { hook.submit(symbology: "QR-Code", payload: Array("told \(i)".utf8)) }
         // The end of a replay: each of the four is heard (shutDown alone drops what waits).
         hook.settle(unless: StopSignal())
@@ -137,7 +137,7 @@ final class ScanHookTests: XCTestCase {
 
     func testProgramThatCannotStartIsLogged() {
         let lines = Lines()
-        let hook = ScanHook(program: "/nonexistent/hook", environment: [:], logger: Logger { lines.add($0) })
+        let hook = ScanHook(program: "/nonexistent/hook", environment: [:], logger: Logger { lines.add($0) }, clock: MonotonicClock())
         hook.submit(symbology: "QR-Code", payload: [0x31])
         waitIdle(hook)
         hook.shutDown()
@@ -148,7 +148,7 @@ final class ScanHookTests: XCTestCase {
         // The kiosk ignores SIGPIPE (as `run` does); a large payload to a program that exits at once.
         signal(SIGPIPE, SIG_IGN)
         let lines = Lines()
-        let hook = ScanHook(program: "/bin/true", environment: [:], logger: Logger { lines.add($0) })
+        let hook = ScanHook(program: "/bin/true", environment: [:], logger: Logger { lines.add($0) }, clock: MonotonicClock())
         hook.submit(symbology: "QR-Code", payload: [UInt8](repeating: 0x41, count: 1 << 20))
         waitIdle(hook)
         hook.shutDown()

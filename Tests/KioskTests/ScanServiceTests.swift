@@ -27,7 +27,7 @@ final class ScanServiceTests: XCTestCase {
             door = DoorReader(configuration: config, lines: .init(buzzer: try SwitchedOutput(chip: chip, offset: 18, activeLow: false)),
                               logger: logger, clock: clock)
         }
-        return (ScanService(configuration: config, source: source, door: door, logger: logger, stop: stop), lines)
+        return (ScanService(configuration: config, source: source, features: ScanFeatures(door: door), logger: logger, stop: stop, clock: MonotonicClock()), lines)
     }
 
     func scene(_ steps: [ScriptedScene.Step], duration: Double, mount: Mount = Mount()) -> ScriptedScene {

@@ -27,8 +27,7 @@ final class ScreenTests: XCTestCase {
         var config = Configuration()
         config.fps = 30
         config.symbologies = [.qrcode]
-        let svc = ScanService(configuration: config, source: scene, door: nil, logger: Logger(level: .error) { _ in }, stop: StopSignal(),
-                              clock: ManualClock(), attempts: attempts)
+        let svc = ScanService(configuration: config, source: scene, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: ManualClock(), attempts: attempts)
         var first: Int?, reports = 0
         let before = self.before
         svc.observe().onReport = { symbol, frame in
@@ -79,8 +78,7 @@ final class ScreenTests: XCTestCase {
         let empty = try ScreenScenes.scene(.darkMode, variant: 0, before: 40, hold: 1, after: 40)
         var config = Configuration()
         config.fps = 30
-        let svc = ScanService(configuration: config, source: empty, door: nil, logger: Logger(level: .error) { _ in }, stop: StopSignal(),
-                              clock: ManualClock())
+        let svc = ScanService(configuration: config, source: empty, logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         XCTAssertEqual(svc.decoding.stats.attempts, 0)
         // A screen that reads on its first decode gets no attempt either.

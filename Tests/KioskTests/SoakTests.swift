@@ -93,11 +93,9 @@ final class SoakTests: XCTestCase {
                                 logger: logger, clock: MonotonicClock())
         let torch = Torch(policy: TorchPolicy(settings: .init(mode: .auto, onBelow: 50, offAbove: 80, holdNs: 2_000_000_000)),
                           output: try SwitchedOutput(chip: chip, offset: 17, activeLow: false), logger: logger)
-        let hook = ScanHook(program: "/bin/true", environment: [:], logger: logger)
+        let hook = ScanHook(program: "/bin/true", environment: [:], logger: logger, clock: MonotonicClock())
         let clock = ManualClock()
-        let svc = ScanService(configuration: config, source: camera, door: without.contains("buzzer") ? nil : buzzer,
-                              hook: without.contains("hook") ? nil : hook, torch: without.contains("torch") ? nil : torch,
-                              logger: logger, stop: StopSignal(), clock: clock)
+        let svc = ScanService(configuration: config, source: camera, features: ScanFeatures(door: without.contains("buzzer") ? nil : buzzer, hook: without.contains("hook") ? nil : hook, torch: without.contains("torch") ? nil : torch), logger: logger, stop: StopSignal(), clock: clock)
         var warm = (rss: 0, fds: 0)
         var peak = 0
         svc.observe().onReport = { _, _ in reports += 1 }

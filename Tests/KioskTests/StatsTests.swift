@@ -16,8 +16,7 @@ final class StatsTests: XCTestCase {
         var lines: [String] = []
         let logger = Logger { lines.append($0) }
         let stats = StatsReporter(intervalSeconds: 1, metricsFile: nil, logger: logger)
-        let svc = ScanService(configuration: Configuration(), source: source, door: nil, stats: stats, logger: logger,
-                              stop: StopSignal(), clock: clock)
+        let svc = ScanService(configuration: Configuration(), source: source, features: ScanFeatures(stats: stats), logger: logger, stop: StopSignal(), clock: clock)
         _ = try svc.run()
         let reports = lines.map(Logfmt.fields).filter { $0["event"] == "stats" }
         XCTAssertGreaterThanOrEqual(reports.count, 2, "\(lines)")

@@ -41,8 +41,7 @@ final class StopAndReportTests: XCTestCase {
 
     func testStoppingIsSentWhenAReplayEnds() throws {
         let notifier = RecordingNotifier()
-        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(3)]), door: nil,
-                              notifier: notifier, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(3)]), features: ScanFeatures(notifier: notifier), logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertEqual(try svc.run(), .sourceEnded)
         XCTAssertTrue(notifier.messages.last?.hasPrefix("STOPPING=1\nSTATUS=stopping (end of frames)") ?? false, "\(notifier.messages)")
     }
@@ -51,8 +50,7 @@ final class StopAndReportTests: XCTestCase {
         let notifier = RecordingNotifier()
         let enoent = CameraError("/dev/video0: open", errno: ENOENT)
         let source = FaultySource(script: [], openFailures: Array(repeating: enoent, count: 1000))
-        let svc = ScanService(configuration: Configuration(), source: source, door: nil, notifier: notifier,
-                              logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: Configuration(), source: source, features: ScanFeatures(notifier: notifier), logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         XCTAssertThrowsError(try svc.run())
         let last = try XCTUnwrap(notifier.messages.last)
         XCTAssertTrue(last.hasPrefix("STOPPING=1\nSTATUS=stopping (camera unavailable: "), last)
@@ -64,8 +62,7 @@ final class StopAndReportTests: XCTestCase {
         let stop = StopSignal()
         let source = FaultySource(script: [.frames(100)])
         source.afterFrame = { n in if n == 5 { stop.request("SIGTERM") } }
-        let svc = ScanService(configuration: Configuration(), source: source, door: nil, notifier: notifier,
-                              logger: Logger { _ in }, stop: stop, clock: ManualClock())
+        let svc = ScanService(configuration: Configuration(), source: source, features: ScanFeatures(notifier: notifier), logger: Logger { _ in }, stop: stop, clock: ManualClock())
         XCTAssertEqual(try svc.run(), .signal("SIGTERM"))
         XCTAssertEqual(notifier.messages.filter { $0.hasPrefix("STOPPING=1") }, ["STOPPING=1\nSTATUS=stopping (SIGTERM)"])
     }
@@ -74,8 +71,7 @@ final class StopAndReportTests: XCTestCase {
     func testTheMetricsFileIsWrittenAtStopEvenForAShortRun() throws {
         let path = folder.appendingPathComponent("kiosk.prom").path
         let stats = StatsReporter(intervalSeconds: 60, metricsFile: path, logger: Logger { _ in })
-        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(7)]), door: nil,
-                              stats: stats, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: Configuration(), source: FaultySource(script: [.frames(7)]), features: ScanFeatures(stats: stats), logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         let text = try String(contentsOfFile: path, encoding: .utf8)
         XCTAssertTrue(text.contains("\nkiosk_frames_total 7\n"), text)
@@ -90,8 +86,7 @@ final class StopAndReportTests: XCTestCase {
     func testALongTextIsCutBetweenCharactersWithItsLengthInTheSameBytes() throws {
         let text = String(repeating: "日", count: 240)
         let lines = Lines()
-        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(text, moduleSize: 2)), door: nil,
-                              logger: Logger { lines.add($0) }, stop: StopSignal())
+        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(text, moduleSize: 2)), logger: Logger { lines.add($0) }, stop: StopSignal(), clock: MonotonicClock())
         _ = try svc.run()
         let scan = try XCTUnwrap(lines.of("scan").first, "\(lines.all)")
         XCTAssertEqual(scan["data"], String(repeating: "日", count: 170), "cut at 510 bytes, not inside a character")
@@ -114,9 +109,8 @@ final class StopAndReportTests: XCTestCase {
         chmod(program, 0o755)
         let lines = Lines()
         let logger = Logger { lines.add($0) }
-        let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger)
-        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: shiftJIS, moduleSize: 4)),
-                              door: nil, hook: hook, logger: logger, stop: StopSignal())
+        let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger, clock: MonotonicClock())
+        let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: shiftJIS, moduleSize: 4)), features: ScanFeatures(hook: hook), logger: logger, stop: StopSignal(), clock: MonotonicClock())
         _ = try svc.run()
         // shutDown drops what waits: let the one run finish first.
         XCTAssertEventually("the scan program's run finished", within: 10) { hook.finished >= 1 }
@@ -141,9 +135,8 @@ final class StopAndReportTests: XCTestCase {
             chmod(program, 0o755)
             let lines = Lines()
             let logger = Logger { lines.add($0) }
-            let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger)
-            let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: bytes, moduleSize: 4)),
-                                  door: nil, hook: hook, logger: logger, stop: StopSignal())
+            let hook = ScanHook(program: program, environment: ["PATH": "/usr/bin:/bin"], logger: logger, clock: MonotonicClock())
+            let svc = ScanService(configuration: Configuration(), source: scene(try QRCodeImage.render(bytes: bytes, moduleSize: 4)), features: ScanFeatures(hook: hook), logger: logger, stop: StopSignal(), clock: MonotonicClock())
             _ = try svc.run()
             XCTAssertEventually("the scan program's run finished", within: 10) { hook.finished >= 1 }
             hook.shutDown()
@@ -157,8 +150,7 @@ final class StopAndReportTests: XCTestCase {
     func testAReopenedCameraHasItsFirstFrameDecoded() throws {
         let enodev = CameraError("/dev/video0: VIDIOC_DQBUF", errno: ENODEV)
         let source = FaultySource(script: [.frames(5), .fail(enodev), .frames(5)])
-        let svc = ScanService(configuration: Configuration(), source: source, door: nil,
-                              logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
+        let svc = ScanService(configuration: Configuration(), source: source, logger: Logger { _ in }, stop: StopSignal(), clock: ManualClock())
         _ = try svc.run()
         XCTAssertEqual(svc.reopenings, 1)
         XCTAssertEqual(svc.decoding.stats.reasons[.first], 2, "\(svc.decoding.stats.reasons)")

@@ -47,8 +47,7 @@ final class TorchTests: XCTestCase {
         config.fps = 10
         let source: FrameSource = reportExposure ? scene : ExposureHidden(scene)
         let clock = ManualClock()
-        let svc = ScanService(configuration: config, source: source, door: nil, torch: torch,
-                              logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
+        let svc = ScanService(configuration: config, source: source, features: ScanFeatures(torch: torch), logger: Logger(level: .error) { _ in }, stop: StopSignal(), clock: clock)
         var brightness: [Double] = []
         svc.observe().onFrame = { n in
             time = Double(n) / 10

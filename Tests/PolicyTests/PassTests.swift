@@ -181,6 +181,6 @@ final class PassTests: XCTestCase {
             XCTAssertEqual(r.errors.first?.value, value)
         }
         XCTAssertTrue(read(["KIOSK_PASS_WINDOW_S": "4"]).errors.first?.expected.contains("5 to 120") ?? false)
-        XCTAssertEqual(CredentialKind.of(Array("KH1:".utf8) + [0x84], signedPrefix: "KC1:"), .pass)
+        XCTAssertEqual(CodeKind.of(Array("KH1:".utf8) + [0x84], signedPrefix: "KC1:"), .credential(.pass))
     }
 }

@@ -28,8 +28,8 @@ final class PretixTicketTests: XCTestCase {
         let o = try XCTUnwrap(PretixSecret(b(Self.open)))
         XCTAssertEqual(o.payload, hex(Self.openPayload))
         XCTAssertEqual(try PretixTicket(payload: o.payload), PretixTicket(seed: "mvjANAaUq", item: 42), "0 for a time is no time, as pretix's scanners read it")
-        XCTAssertEqual(CredentialKind.of(b(Self.dated), signedPrefix: "KC1:"), .ticket)
-        XCTAssertEqual(CredentialKind.of(b(Self.open), signedPrefix: "KC1:"), .ticket)
+        XCTAssertEqual(CodeKind.of(b(Self.dated), signedPrefix: "KC1:"), .credential(.ticket))
+        XCTAssertEqual(CodeKind.of(b(Self.open), signedPrefix: "KC1:"), .credential(.ticket))
     }
 
     /// The frame with these lengths and bytes, as the text pretix would write for it.
@@ -71,7 +71,7 @@ final class PretixTicketTests: XCTestCase {
         ]
         for (what, text) in refused {
             XCTAssertNil(PretixSecret(text), what)
-            XCTAssertNotEqual(CredentialKind.of(text, signedPrefix: "KC1:"), .ticket, what)
+            XCTAssertNotEqual(CodeKind.of(text, signedPrefix: "KC1:"), .credential(.ticket), what)
         }
         // Every cut of a real secret.
         let real = b(Self.dated)
@@ -93,9 +93,9 @@ final class PretixTicketTests: XCTestCase {
 
     func testCodesThatAreNoTicketStayNoTicket() {
         for code in ["4006381333931", "HELLO-WORLD", "AAAAAAAA", "https://example.com/", "KT1:carol:1700000000:123456", "QUFBQUFBQUE="] {
-            XCTAssertNotEqual(CredentialKind.of(b(code), signedPrefix: "KC1:"), .ticket, code)
+            XCTAssertNotEqual(CodeKind.of(b(code), signedPrefix: "KC1:"), .credential(.ticket), code)
         }
-        XCTAssertEqual(CredentialKind.of(b("KC1:" + Self.dated), signedPrefix: "KC1:"), .signed, "the signed prefix first")
+        XCTAssertEqual(CodeKind.of(b("KC1:" + Self.dated), signedPrefix: "KC1:"), .credential(.signed), "the signed prefix first")
     }
 
     // MARK: the payload (protobuf)

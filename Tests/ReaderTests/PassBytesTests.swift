@@ -4,8 +4,9 @@ import Policy
 import Scene
 import XCTest
 
-/// A pass (`KH1:` + CBOR) is handed on as the QR code's exact bytes: zbar in binary
-/// mode, and no text guessed for it, even where its bytes would read as text in a legacy set.
+/// A pass (`KH1:` + CBOR) is handed on as the QR code's exact bytes: zbar in binary mode. That it
+/// is binary (no text guessed for it, even where its bytes would read as text in a legacy set) is
+/// its kind's, decided once when it is reported (`CodeKind`; the log: KioskTests.CodeReporterTests).
 final class PassBytesTests: XCTestCase {
     func scan(_ bytes: [UInt8]) throws -> [DecodedSymbol] {
         var scene = GrayImage(width: 400, height: 400, fill: 210)
@@ -21,11 +22,12 @@ final class PassBytesTests: XCTestCase {
         let pass = Pass.encode(form: .holder, credential: kana, slot: 360_000_000, proof: Array(repeating: kana, count: 8).flatMap { $0 })
         let found = try scan(pass)
         XCTAssertEqual(found.map(\.bytes), [pass])
-        XCTAssertEqual(found.first?.text.map { _ in "text" }, nil, "no text for a pass")
+        XCTAssertEqual(found.map { CodeKind.of($0.bytes, signedPrefix: "KC1:") }, [.credential(.pass)])
+        XCTAssertTrue(CodeKind.credential(.pass).isBinary, "no text for a pass")
         // Without the prefix the bytes are the same (their text is PayloadText's rule, not tested here).
         let other = Array(pass.dropFirst(4))
         XCTAssertEqual(try scan(other).map(\.bytes), [other])
-        XCTAssertEqual(DecodedSymbol(symbology: .qrcode, bytes: Array("KH1:".utf8), location: [], quality: 1).text, nil)
-        XCTAssertEqual(DecodedSymbol(symbology: .qrcode, bytes: Array("KC1:AB".utf8), location: [], quality: 1).text, "KC1:AB")
+        XCTAssertEqual(CodeKind.of(other, signedPrefix: "KC1:"), .plain)
+        XCTAssertFalse(CodeKind.of(Array("KC1:AB".utf8), signedPrefix: "KC1:").isBinary)
     }
 }

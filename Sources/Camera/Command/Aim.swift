@@ -57,7 +57,7 @@ enum Aim {
             return KioskCommand.usageError("aim takes [--json] [--seconds N] [--sweep] (N: seconds, above 0)")
         }
         guard let (config, _) = KioskCommand.readConfiguration(environment) else { return ExitStatus.config }
-        let source = KioskService.makeSource(config)
+        let source = KioskService.makeSource(config, clock: MonotonicClock())
         do {
             _ = try source.open()
         } catch {
@@ -82,7 +82,7 @@ enum Aim {
     /// The installer sees that it read and its module size, never the token (as the journal).
     static func shownPayload(_ symbol: DecodedSymbol, config: Configuration) -> [UInt8]? {
         let payload = symbol.text.map { Array($0.utf8) } ?? symbol.bytes
-        if config.verdict == .credentials || CredentialKind.of(payload, signedPrefix: config.credentialPrefix) != .none { return nil }
+        if config.verdict == .credentials || CodeKind.of(payload, signedPrefix: config.credentialPrefix) != .plain { return nil }
         return payload
     }
 

@@ -22,7 +22,7 @@ enum Snapshot {
         }
         guard files.count == 1, let path = files.first else { return KioskCommand.usageError("snapshot needs one FILE.png") }
         guard let (config, _) = KioskCommand.readConfiguration(environment) else { return ExitStatus.config }
-        let source = KioskService.makeSource(config)
+        let source = KioskService.makeSource(config, clock: MonotonicClock())
         do {
             _ = try source.open()
         } catch {

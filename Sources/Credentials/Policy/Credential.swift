@@ -44,7 +44,7 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     }
 }
 
-/// What kind of code a payload is, by its prefix: decided on the frame loop (no cryptography).
+/// Which kind of credential a code is (`CodeKind.of` decides, once, when the code is reported).
 public enum CredentialKind: Equatable, Sendable {
     /// PREFIX + Base45 of [zlib of] COSE_Sign1; the Base45 text after the prefix.
     case signed
@@ -55,17 +55,47 @@ public enum CredentialKind: Equatable, Sendable {
     case ticket
     /// `KH1:` + CBOR: a pass bound to the holder's phone (`Pass`).
     case pass
+    /// No credential (an outcome's kind for a code the verifier was not given).
     case none
 
     public static let rotatingPrefix = "KT1:"
     public static let defaultSignedPrefix = "KC1:"
+}
 
-    public static func of(_ payload: [UInt8], signedPrefix: String) -> CredentialKind {
-        if payload.starts(with: signedPrefix.utf8) { return .signed }
-        if payload.starts(with: rotatingPrefix.utf8) { return .rotating }
-        if Pass.isPass(payload) { return .pass }
-        if PretixSecret(payload) != nil { return .ticket }
-        return .none
+/// One credential's verdict and what the log may say of it: never the token itself.
+public struct CredentialOutcome: Equatable, Sendable {
+    public var kind: CredentialKind
+    public var reason: CredentialReason
+    public var kid: String?
+    public var iss: String?
+    /// The verified subject (a signed credential's `sub`, a rotating code's holder): what the
+    /// `scan` event shows as `credential`, and OSDP sends as the card read.
+    public var sub: String?
+    /// Hex.
+    public var cti: String?
+    public var exp: Int64?
+    /// The first 8 bytes of the payload's SHA-256, hex.
+    public var hash: String
+    /// The credential's groups, once its signature is checked (a `first=GROUP` unlock
+    /// begins with a grant to one of them).
+    public var groups: [String] = []
+    /// An event ticket's variation and date of a series, when it has them (its item
+    /// is in `sub`, `pretix:NAME:ITEM`).
+    public var variation: UInt64?
+    public var subevent: UInt64?
+    /// A pass's form (`pass1`, `pass2`), a form 2 holder's NAME, and the slot's start
+    /// minus the door's time.
+    public var form: String?
+    public var holder: String?
+    public var skewS: Int64?
+
+    public var granted: Bool { reason == .valid }
+
+    public init(kind: CredentialKind, reason: CredentialReason, kid: String? = nil, iss: String? = nil, sub: String? = nil,
+                cti: String? = nil, exp: Int64? = nil, hash: String, variation: UInt64? = nil, subevent: UInt64? = nil) {
+        self.kind = kind; self.reason = reason; self.kid = kid; self.iss = iss; self.sub = sub; self.cti = cti; self.exp = exp
+        self.hash = hash
+        self.variation = variation; self.subevent = subevent
     }
 }
 

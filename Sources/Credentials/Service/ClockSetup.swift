@@ -8,10 +8,10 @@ import Policy
 /// source vouches for.
 public enum ClockSetup {
     /// The running kiosk's watch (credentials mode): the floor's bundle source is the site bundle
-    /// in force (its `issued`).
-    public static func watch(_ c: Configuration, _ environment: [String: String], bundles: SiteBundles?, logger: Logger) -> ClockWatch {
-        ClockWatch(setting: c.clockSetting, tolerance: Int64(c.clockSkewS), paths: ClockPaths(environment: environment),
-                   clock: MonotonicClock(label: "kiosk.clock-watch"), bundleIssued: { bundles?.sources.bundleIssued }, logger: logger)
+    /// in force (its `issued`). Its looks read RTCs and write the kept floor: a lane of the clock.
+    static func watch(_ a: Assembly, bundles: SiteBundles?) -> ClockWatch {
+        ClockWatch(setting: a.config.clockSetting, tolerance: Int64(a.config.clockSkewS), paths: ClockPaths(environment: a.environment),
+                   clock: a.clock.lane("kiosk.clock-watch"), bundleIssued: { bundles?.sources.bundleIssued }, logger: a.logger)
     }
 
     /// `<topic>/state`'s `clock`: the source, or `behind` when the clock is before the floor.

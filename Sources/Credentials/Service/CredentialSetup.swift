@@ -10,7 +10,7 @@ import Policy
 public enum CredentialSetup {
     /// The verifier and its worker, or the exit status after the reasons were logged.
     public static func start(_ c: Configuration, _ environment: [String: String], sources: CredentialSources? = nil, clock: ClockSynchronization? = nil, volatile: String? = nil,
-                             logger: Logger) -> Result<CredentialWorker, ExitCode> {
+                             monotonic: Clock, logger: Logger) -> Result<CredentialWorker, ExitCode> {
         do {
             try Crypto.load()
         } catch {
@@ -37,10 +37,74 @@ public enum CredentialSetup {
         }
         if let volatile, c.volatileState == .refuse { store.refuseWhenVolatile(volatile) }
         let verifier = CredentialVerifier(prefix: c.credentialPrefix, rules: c.credentialRules, antipassbackSeconds: c.antipassbackS,
-                                          trust: trust, store: store, clock: MonotonicClock(label: "kiosk.credential"),
+                                          trust: trust, store: store, clock: monotonic,
                                           synchronization: clock ?? KernelClockSynchronization())
         logReloaded(trust, store: store, logger: logger, reason: "start")
         return .success(CredentialWorker(verifier: verifier))
+    }
+
+    /// Whether the state directory survives a power cut, said once at start (`state_volatile`):
+    /// the reason it does not, or nil (the demo keeps no state).
+    static func stateVolatile(_ a: Assembly) -> String? {
+        let folder = UsedTokenStore.directory(a.environment)
+        guard !a.demo, case .volatile(let why) = StateDirectoryProbe.system.verdict(folder) else { return nil }
+        a.logger.warning("state_volatile", ["folder": .text(folder), "why": .text(why), "lost": .text(StateDirectoryProbe.whatIsLost),
+                                            "policy": .text(a.config.volatileState == .refuse
+                                                ? "KIOSK_VOLATILE_STATE=refuse: one-time credentials, uses and ticket entries are denied (state volatile)"
+                                                : "KIOSK_VOLATILE_STATE=accept: judged anyway")])
+        return why
+    }
+
+    /// The site's bundles (credentials mode with `KIOSK_SITE_KEY`), before the broker: a retained
+    /// one waits for its thread. Exit 78 when the site key does not read.
+    static func bundles(_ a: Assembly) throws -> SiteBundles? {
+        guard a.config.verdict == .credentials, a.config.siteKey != nil else { return nil }
+        guard let bundles = SiteBundles(a.config, a.environment, logger: a.logger) else { throw ServiceExit(ExitStatus.config) }
+        return bundles
+    }
+
+    /// The verifier on its own thread and the watch on the clock (credentials mode), before any
+    /// line is requested (a bad trust directory is exit 78); SIGHUP and a new bundle reload what it
+    /// trusts. Nil in other modes.
+    static func assemble(_ a: Assembly, bundles: SiteBundles?, volatile: String?) throws -> (worker: CredentialWorker, clockWatch: ClockWatch?)? {
+        guard a.config.verdict == .credentials else { return nil }
+        // The clock's source and floor (the bundle's `issued` among the floor's sources).
+        let clockWatch = a.demo ? nil : ClockSetup.watch(a, bundles: bundles)
+        // The bundle file first (what it carries is what the verifier reads).
+        bundles?.takeFile(reload: false)
+        let worker: CredentialWorker
+        switch start(a.config, a.environment, sources: bundles?.sources, clock: clockWatch, volatile: volatile, monotonic: a.clock, logger: a.logger) {
+        case .success(let w): worker = w
+        case .failure(let exit):
+            clockWatch?.shutDown()
+            throw ServiceExit(exit.status)
+        }
+        if let bundles { a.reloadables.add("site bundle") { bundles.takeFile(reload: false) } }
+        let logger = a.logger
+        let step = reloadStep(a.config, a.environment, verifier: worker.verifier, logger: logger) { bundles?.sources }
+        a.reloadables.add("credentials", step)
+        bundles?.afterApply {
+            do {
+                logger.info("reloaded", ["what": "credentials", "via": "bundle", "holds": .text(try step())])
+            } catch {
+                logger.error("reload_failed", ["what": "credentials", "via": "bundle", "error": .text(String(describing: error))])
+            }
+        }
+        return (worker, clockWatch)
+    }
+
+    /// The clock's source and the site bundle in force go to the broker's state as they change;
+    /// the watch and the bundles start.
+    static func report(_ clockWatch: ClockWatch?, _ bundles: SiteBundles?, to fleet: FleetReporter?) {
+        if let clockWatch {
+            clockWatch.report { fleet?.clock(ClockSetup.stateText($0)) }
+            clockWatch.start()
+        }
+        if let bundles {
+            fleet?.bundle(bundles.standing)
+            bundles.report { fleet?.bundle($0) }
+            bundles.start()
+        }
     }
 
     public struct ExitCode: Error {

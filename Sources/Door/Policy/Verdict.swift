@@ -53,12 +53,22 @@ public struct Verdict: Equatable, Sendable {
     /// In credentials mode, the verified credential's subject (`sub`, or a rotating
     /// code's holder): what an access controller is told instead of the token (OSDP's card read).
     public var subject: String?
+    /// In credentials mode, the verifier's outcome this verdict was given from (nil for a
+    /// program's verdict, a deadline's, a busy verifier's): what the features that hear the
+    /// verdict may say of the credential, never its token.
+    public var credential: CredentialOutcome?
 
     public init(result: Result, reason: String, elapsedNs: UInt64, subject: String? = nil) {
         self.result = result
         self.reason = reason
         self.elapsedNs = elapsedNs
         self.subject = subject
+    }
+
+    /// The verifier's verdict: granted when the credential is valid, else denied with its reason.
+    public init(_ outcome: CredentialOutcome) {
+        self.init(result: outcome.granted ? .granted : .denied, reason: outcome.reason.rawValue, elapsedNs: 0, subject: outcome.sub)
+        credential = outcome
     }
 
     /// Exit 0 grants, exit 1 denies; any other status, a signal or a failure to start is an

@@ -23,6 +23,22 @@ final class OutputsOnExit: @unchecked Sendable {  // guarded by `lock`
     }
 }
 
+extension OutputLines {
+    /// The lines, requested now (exit 69 names the chip, the line and its holder); a second
+    /// signal silences them at once.
+    static func assemble(_ a: Assembly) throws -> OutputLines {
+        let lines: OutputLines
+        do {
+            lines = try OutputLines(a.config, logger: a.logger, clock: a.clock)
+        } catch {
+            KioskService.logGPIOError(error, logger: a.logger)
+            throw ServiceExit(ExitStatus.unavailable)
+        }
+        a.outputs.hold(door: lines.door, torch: lines.torch, watch: lines.watch)
+        return lines
+    }
+}
+
 /// The GPIO chip and the lines the configuration asks for: all requested at their inactive level
 /// under the consumer name `kiosk`, or none (exit 69 names the chip, the line and its holder).
 struct OutputLines {
@@ -35,12 +51,11 @@ struct OutputLines {
     var watch: DoorWatch?
     var simulatedChip: SimulatedChip?
 
-    init(_ config: Configuration, logger: Logger) throws {
-        let failures = GPIOWriteFailures(logger: logger)
+    init(_ config: Configuration, logger: Logger, clock: Clock) throws {
+        let failures = GPIOWriteFailures(logger: logger, clock: clock)
         let policy = TorchPolicy(settings: .init(mode: config.torch == .on ? .on : config.torch == .off ? .off : .auto,
                                                  onBelow: config.torchOnBelow, offAbove: config.torchOffAbove,
                                                  holdNs: UInt64(config.torchHoldMs) * 1_000_000))
-        let clock = MonotonicClock(label: "kiosk.door")
         guard !config.lines.isEmpty || config.watchesDoor else {
             door = DoorReader(configuration: config, lines: .init(), logger: logger, clock: clock, failures: failures)
             return

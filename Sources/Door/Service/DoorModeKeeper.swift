@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Credentials
+import Fleet
 import Platform
 import Policy
 
@@ -182,5 +183,38 @@ public final class DoorModeKeeper: @unchecked Sendable {  // `modes`, `emergency
             logger.warning("mode_not_saved", ["file": .text(path), "error": .text(String(describing: error)),
                                               "hint": "the mode holds until the kiosk stops; set STATE_DIRECTORY or make /var/lib/kiosk writable"])
         }
+    }
+}
+
+extension DoorModeKeeper {
+    /// The door's modes in the running kiosk, kept in $STATE_DIRECTORY/mode (not by the demo), set
+    /// by the building, by `kiosk mode` over the socket in $RUNTIME_DIRECTORY (systemd's), by the
+    /// `unlock` lines and by the fire panel's input; started. Its ticks write the mode file: a
+    /// lane of the clock of their own. The lockdown is asked by the verifier
+    /// and the door at each decision. Returns the keeper and its socket (nil: none), each to be
+    /// shut.
+    static func assemble(_ a: Assembly, lines: OutputLines, verifier: CredentialVerifier?, clockWatch: ClockWatch?,
+                         fleet: FleetReporter?, volatile: String?) -> (keeper: DoorModeKeeper, socket: ModeSocket?) {
+        let requireSynced = a.config.requireSyncedClock
+        let modes = DoorModeKeeper(path: a.demo ? nil : DoorModeKeeper.path(a.environment),
+                                   rules: { verifier?.currentTrust.access },
+                                   synchronized: { clockWatch?.judgesTime ?? (!requireSynced || KernelClockSynchronization().isSynchronized) },
+                                   wallClockMs: BrokerLink.wallClockMilliseconds, clock: a.clock.lane("kiosk.mode"), logger: a.logger)
+        verifier?.follow(lockdown: { modes.isLockdown })
+        lines.door.follow(lockdown: { modes.isLockdown })
+        if let volatile { modes.warnWhenVolatile(volatile) }
+        modes.attach(door: lines.door.door, watch: lines.watch, fleet: fleet)
+        lines.watch?.onEmergency { modes.setEmergency($0) }
+        modes.start()
+        var socket: ModeSocket?
+        if !a.demo, a.environment["RUNTIME_DIRECTORY"] != nil {
+            do {
+                socket = try ModeSocket(path: ModeSocket.path(a.environment), keeper: modes, logger: a.logger)
+            } catch {
+                a.logger.warning("mode_socket_unavailable", ["error": .text(String(describing: error)),
+                                                             "hint": "kiosk mode cannot reach this kiosk; the building's mode command still can"])
+            }
+        }
+        return (modes, socket)
     }
 }

@@ -119,21 +119,21 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     }
 
     /// A code was reported (on the frame loop's thread; returns at once). The read pattern sounds,
-    /// the Wiegand frame is queued (or skipped, with why); in hook mode the returned wait is what
-    /// the scan program's end settles (`VerdictWait.programEnded`), or its deadline does.
-    /// `onVerdict` hears the verdict too, once (the fleet's scan event carries it).
-    public func reported(symbology: String, payload: [UInt8], frame: UInt64,
-                         onVerdict: (@Sendable (Verdict) -> Void)? = nil) -> VerdictWait? {
+    /// the Wiegand frame is queued (or skipped, with why); when verdicts are on, the returned wait
+    /// is what the verdict's judge settles (`VerdictWait.give`, `programEnded`), or its deadline
+    /// does. Once the door has acted on the verdict, `code`'s listeners hear it
+    /// (`ReportedCode.given`): the one way a verdict travels.
+    public func reported(symbology: String, payload: [UInt8], frame: UInt64, code: ReportedCode? = nil) -> VerdictWait? {
         guard !isStopped else { return nil }
         sound(readPattern, for: "read")
         if let wiegand { sendWiegand(wiegand, payload: payload, symbology: symbology, frame: frame) }
         guard mode != .none else { return nil }
         lock.withLock { pendingVerdicts += 1 }
         return VerdictWait(reportedNs: clock.now(), limitMs: verdictMs, clock: clock) { [weak self] verdict in
-            self?.decided(verdict, symbology: symbology, frame: frame)
-            onVerdict?(verdict)
-            // Counted once `onVerdict` has it too: `settle` (a replay's end) must not let the fleet
-            // flush this code without its verdict (the arm64 tier, slower, caught that).
+            if let acted = self?.decided(verdict, symbology: symbology, frame: frame) { code?.given(acted) }
+            // Counted once the listeners have it too: `settle` (a replay's end) must not let the
+            // fleet flush this code without its verdict (the arm64 tier, slower, caught that),
+            // nor the scan program's queue be looked at before a credential's line is in it.
             self?.lock.withLock { self?.pendingVerdicts -= 1 }
         }
     }
@@ -174,7 +174,9 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
 
     private var isStopped: Bool { lock.withLock { stopped } }
 
-    private func decided(_ given: Verdict, symbology: String, frame: UInt64) {
+    /// Acts on a verdict; returns what it acted on (a hook grant under lockdown is a denial), or
+    /// nil once the door is shut.
+    private func decided(_ given: Verdict, symbology: String, frame: UInt64) -> Verdict? {
         var verdict = given
         if verdict.result == .granted, mode == .hook, lock.withLock({ lockdownNow })?() == true {
             verdict = Verdict(result: .denied, reason: "lockdown", elapsedNs: verdict.elapsedNs, subject: verdict.subject)
@@ -184,7 +186,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             verdictCounts[verdict.result, default: 0] += 1
             return true
         }
-        guard proceed else { return }
+        guard proceed else { return nil }
         var fields: [(String, LogValue)] = [
             ("result", .text(verdict.result.rawValue)), ("reason", .text(verdict.reason)), ("ms", .ms(verdict.ms)),
             ("symbology", .text(symbology)), ("frame", .int(Int(frame))),
@@ -196,7 +198,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         if controllerDecides {
             sound(verdict.result == .granted ? grantedPattern : verdict.result == .denied ? deniedPattern : errorPattern,
                   for: verdict.result.rawValue)
-            return
+            return verdict
         }
         switch verdict.result {
         case .granted:
@@ -211,6 +213,7 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
             grantedLED?.silence()
             deniedLED?.light(milliseconds: ledMs)
         }
+        return verdict
     }
 
     /// A pattern on the buzzer, with its `beep` debug event; silence cuts nothing.
@@ -238,14 +241,15 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
     }
 }
 
-/// One code's wait for its verdict: the scan program's end (`programEnded`, from the program's
-/// thread) or the deadline (`KIOSK_VERDICT_MS` after the report, on the clock), whichever comes
-/// first, decides once (`VerdictWaitPolicy`).
-public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `lock`
+/// One code's wait for its verdict: its judge's (`give`: the verifier's; `programEnded`: the scan
+/// program's end, from the program's thread) or the deadline (`KIOSK_VERDICT_MS` after the report,
+/// on the clock), whichever comes first, decides once (`VerdictWaitPolicy`).
+public final class VerdictWait: @unchecked Sendable {  // `pending`, `decide` guarded by `lock`
     private let lock = Lock()
     private var pending: VerdictWaitPolicy
     private let clock: Clock
-    private let decide: @Sendable (Verdict) -> Void
+    /// Let go once it has run: the code it tells holds this wait.
+    private var decide: (@Sendable (Verdict) -> Void)?
 
     init(reportedNs: UInt64, limitMs: Int, clock: Clock, decide: @escaping @Sendable (Verdict) -> Void) {
         pending = VerdictWaitPolicy(reportedNs: reportedNs, limitMs: limitMs)
@@ -256,21 +260,30 @@ public final class VerdictWait: @unchecked Sendable {  // `pending` guarded by `
 
     /// The program ended at `t` (the clock's time when it was reaped).
     public func programEnded(_ end: ProgramEnd, at t: UInt64) {
-        if let verdict = lock.withLock({ pending.programEnded(end, at: t) }) { decide(verdict) }
+        decided(lock.withLock { pending.programEnded(end, at: t) })
     }
 
     /// A verdict given directly (the credential verifier's), at `t`.
     public func give(_ verdict: Verdict, at t: UInt64) {
-        if let v = lock.withLock({ pending.given(verdict, at: t) }) { decide(v) }
+        decided(lock.withLock { pending.given(verdict, at: t) })
     }
 
     public var isDecided: Bool { lock.withLock { pending.isDecided } }
+
+    private func decided(_ verdict: Verdict?) {
+        guard let verdict else { return }
+        let act = lock.withLock { () -> (@Sendable (Verdict) -> Void)? in
+            defer { decide = nil }
+            return decide
+        }
+        act?(verdict)
+    }
 
     private func scheduleCheck() {
         let now = clock.now(), deadline = lock.withLock { pending.deadlineNs }
         clock.schedule(afterNs: deadline > now ? deadline - now : 0) { [self] in
             let (verdict, open) = lock.withLock { (pending.check(at: clock.now()), !pending.isDecided) }
-            if let verdict { decide(verdict) } else if open { scheduleCheck() }  // a timer that came early
+            if verdict != nil { decided(verdict) } else if open { scheduleCheck() }  // a timer that came early
         }
     }
 }

@@ -278,3 +278,16 @@ public protocol DoorFleet: AnyObject, Sendable {
     /// The door's mode (`ModeMessage.json`), `<topic>/mode` retained.
     func mode(_ json: String)
 }
+
+extension DoorWatch {
+    /// The door's inputs on their own thread (when any is configured): its states to the
+    /// broker, the tamper loop to the controller's LSTATR; the simulated chip's inputs from
+    /// standard input (`KIOSK_GPIO_CHIP=sim`).
+    static func start(_ a: Assembly, lines: OutputLines, fleet: FleetReporter?, osdp: OSDPReader?) {
+        guard let watch = lines.watch else { return }
+        watch.report(to: fleet)
+        if let osdp { watch.onTamper { osdp.tamper($0) } }
+        watch.start()
+        if let sim = lines.simulatedChip { SimulatedInputFeed.start(chip: sim, config: a.config, logger: a.logger) }
+    }
+}

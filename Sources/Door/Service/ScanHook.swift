@@ -42,7 +42,7 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
 
     public init(program: String, environment: [String: String], logger: Logger,
                 timeoutNs: UInt64 = 5_000_000_000, killGraceNs: UInt64 = 1_000_000_000, queueLimit: Int = 4,
-                clock: Clock = MonotonicClock()) {
+                clock: Clock) {
         self.clock = clock
         self.program = program
         self.environment = environment.filter { $0.key != "KIOSK_CODE" && $0.key != "KIOSK_SYMBOLOGY" }
@@ -261,5 +261,15 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         let message = "\(what): \(String(cString: strerror(error)))"
         logger.warning("hook_failed", ["program": .text(program), "error": .text(message)])
         return .notStarted(message)
+    }
+}
+
+extension ScanHook {
+    /// The `KIOSK_ON_SCAN` program (nil: none). With verdicts on its answer counts until
+    /// `KIOSK_VERDICT_MS`; one still running then is ended (its answer can no longer open the
+    /// door) so that the next code's runs. Else it has 5 s.
+    static func assemble(_ a: Assembly) -> ScanHook? {
+        let timeoutNs: UInt64 = a.config.verdict != .none ? UInt64(a.config.verdictMs) * 1_000_000 : 5_000_000_000
+        return a.config.onScan.map { ScanHook(program: $0, environment: a.environment, logger: a.logger, timeoutNs: timeoutNs, clock: a.clock) }
     }
 }

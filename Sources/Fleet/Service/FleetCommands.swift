@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Fleet
 import Platform
 import Policy
 
@@ -66,5 +67,16 @@ public final class FleetCommands: @unchecked Sendable {  // `desk` guarded by `l
         if let ms { fields.append(("ms", .int(ms))) }
         logger.log(ok ? .info : .warning, "command", fields: fields)
         answer(FleetCommandsPolicy.resultJSON(id: id, ok: ok, reason: reason))
+    }
+}
+
+extension FleetCommands {
+    /// The building's commands (`KIOSK_MQTT_COMMANDS`), now that the door is wired: those that came
+    /// before wait in `commands` and are judged now, in order.
+    static func assemble(_ a: Assembly, link: BrokerLink?, commands: LateCommands, lines: OutputLines, modes: DoorModeKeeper) {
+        guard let link, a.config.mqttCommands else { return }
+        commands.set(FleetCommands(maxAgeSeconds: a.config.commandMaxAgeS, defaultOpenMilliseconds: a.config.doorMs, door: lines.door,
+                                   watch: lines.watch, reloadables: a.reloadables, modes: modes, logger: a.logger,
+                                   wallClockMs: BrokerLink.wallClockMilliseconds) { link.publishCommandResult($0) })
     }
 }

@@ -39,6 +39,7 @@ public protocol FleetLink: AnyObject, Sendable {
 /// once, while the code before it may still be waiting for its program).
 public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`, `state`, `flushed` guarded by `lock`
     private struct Waiting {
+        var code: ObjectIdentifier?
         var symbology: String
         var bytes: [UInt8]
         var frame: Int
@@ -64,19 +65,14 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         link.publishState(state)
     }
 
-    /// A code was reported. Without verdicts it goes at once (nil is returned); with them the
-    /// returned closure is to be called once with the verdict's result (from any thread).
-    public func reported(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool)
-        -> (@Sendable (String) -> Void)? {
-        let number = enqueue(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, awaitsVerdict: awaitsVerdict)
-        guard awaitsVerdict else { return nil }
-        return { [weak self] verdict in self?.decided(number, verdict: verdict) }
-    }
-
-    /// The code in line; its number.
-    private func enqueue(symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double, awaitsVerdict: Bool) -> UInt64 {
+    /// A code was reported. Without a verdict to wait for it goes at once (nil is returned); else
+    /// its number, which `decided` settles once (from any thread). `code`: the reported code the
+    /// frame loop's listeners know it by.
+    @discardableResult
+    public func reported(code: ObjectIdentifier? = nil, symbology: String, bytes: [UInt8], frame: Int, latencyMs: Double,
+                         awaitsVerdict: Bool) -> UInt64? {
         let now = wallClockMs()
-        let scan = Waiting(symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, timeMs: now,
+        let scan = Waiting(code: code, symbology: symbology, bytes: bytes, frame: frame, latencyMs: latencyMs, timeMs: now,
                            decided: !awaitsVerdict, verdict: nil)
         let number: UInt64 = lock.withLock {
             reportedCount += 1
@@ -86,20 +82,18 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         }
         sendReady()
         link.publishState(lock.withLock { state })
-        return number
+        return awaitsVerdict ? number : nil
     }
 
-    /// A credential was reported: its message carries no payload and waits for the verdict and
-    /// what the verifier may say of it (`ScanCredential`), given to the returned closure once.
-    public func reportedCredential(symbology: String, frame: Int, latencyMs: Double) -> @Sendable (String, ScanCredential) -> Void {
-        let number = enqueue(symbology: symbology, bytes: [], frame: frame, latencyMs: latencyMs, awaitsVerdict: true)
-        return { [weak self] verdict, credential in
-            guard let self else { return }
-            lock.withLock {
-                if let i = waiting.firstIndex(where: { $0.number == number }) { waiting[i].scan.credential = credential }
-            }
-            decided(number, verdict: verdict)
-        }
+    /// The verdict of the code numbered `number` (`reported`), and for a credential what may be
+    /// said of it; later verdicts of the same code, and any after `flush`, do nothing.
+    public func decided(_ number: UInt64, verdict: String, credential: ScanCredential? = nil) {
+        settle(where: { $0.number == number }, verdict: verdict, credential: credential)
+    }
+
+    /// The same, by the reported code's identity.
+    func decided(code: ObjectIdentifier, verdict: String, credential: ScanCredential?) {
+        settle(where: { $0.scan.code == code }, verdict: verdict, credential: credential)
     }
 
     /// The torch went on or off (nil: no torch).
@@ -134,11 +128,14 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
     /// Codes reported and not yet handed to the link (waiting for a verdict).
     public var waitingCount: Int { lock.withLock { waiting.count } }
 
-    private func decided(_ number: UInt64, verdict: String) {
+    private func settle(where which: ((number: UInt64, scan: Waiting)) -> Bool, verdict: String, credential: ScanCredential?) {
         let known = lock.withLock { () -> Bool in
-            guard !flushed, let i = waiting.firstIndex(where: { $0.number == number }) else { return false }
+            // Undecided: a code's identity may be that of an earlier code, gone since, whose message
+            // still waits behind an undecided one.
+            guard !flushed, let i = waiting.firstIndex(where: { !$0.scan.decided && which($0) }) else { return false }
             waiting[i].scan.decided = true
             waiting[i].scan.verdict = verdict
+            waiting[i].scan.credential = credential
             return true
         }
         if known { sendReady() }

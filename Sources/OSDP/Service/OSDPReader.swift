@@ -99,7 +99,22 @@ public final class OSDPReader: @unchecked Sendable {
         environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map { String($0) + "/osdp-status" } }
     }
 
-    init(config: Configuration, environment: [String: String], door: DoorReader, logger: Logger) throws {
+    /// The access controller's reader on its own thread (`KIOSK_OSDP_PORT`), shut before the lines.
+    static func assemble(_ a: Assembly, door: DoorReader) throws -> OSDPReader? {
+        guard a.config.isOSDP else { return nil }
+        let osdp: OSDPReader
+        do {
+            osdp = try OSDPReader(config: a.config, environment: a.environment, door: door, logger: a.logger, clock: a.clock)
+        } catch Failure.configuration {
+            throw ServiceExit(ExitStatus.config)
+        } catch {
+            throw ServiceExit(ExitStatus.unavailable)
+        }
+        osdp.start()
+        return osdp
+    }
+
+    init(config: Configuration, environment: [String: String], door: DoorReader, logger: Logger, clock: Clock) throws {
         self.logger = logger
         format = config.osdpCardFormat
         facility = config.wiegandFacility
@@ -123,7 +138,7 @@ public final class OSDPReader: @unchecked Sendable {
                 throw Failure.unavailable
             }
         }
-        lines = OSDPLines(door: door, clock: MonotonicClock(label: "kiosk.osdp.lines"), logger: logger)
+        lines = OSDPLines(door: door, clock: clock, logger: logger)
         let address = kept?.address ?? config.osdpAddress
         let baud = kept?.baud ?? config.osdpBaud
         var settings = OSDPPeripheral.Settings(address: UInt8(address), identity: OSDPReader.identity, key: loaded?.key,
@@ -132,7 +147,7 @@ public final class OSDPReader: @unchecked Sendable {
         settings.cardQueueLimit = 8
         let peripheral = OSDPPeripheral(settings: settings, cipher: OpenSSLCipher(), keeper: store)
         do {
-            link = try OSDPLink(path: config.osdpPort!, baud: baud, peripheral: peripheral)
+            link = try OSDPLink(path: config.osdpPort!, baud: baud, peripheral: peripheral, clock: clock)
         } catch {
             logger.error("osdp_unavailable", ["port": .text(config.osdpPort!), "error": .text(String(describing: error))])
             throw Failure.unavailable
@@ -246,11 +261,11 @@ public final class OSDPReader: @unchecked Sendable {
 /// The controller hears what the door reads: the code itself, except in credentials mode, where
 /// only a granted credential's subject goes; at a replay's end the last reads are polled.
 extension OSDPReader: ScanListener {
-    public func codeReported(_ symbol: DecodedSymbol, frame: Frame) {
-        if sendsCodes { reported(payload: symbol.bytes) }
+    public func codeReported(_ code: ReportedCode) {
+        if sendsCodes { reported(payload: code.bytes) }
     }
-    public func credentialJudged(_ outcome: CredentialOutcome) {
-        if outcome.granted, let sub = outcome.sub { reported(payload: Array(sub.utf8)) }
+    public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
+        if verdict.result == .granted, let sub = verdict.credential?.sub { reported(payload: Array(sub.utf8)) }
     }
     public func sourceEnded(unless stop: StopSignal) { settle() }
 }
