@@ -27,14 +27,9 @@ public final class Logger: @unchecked Sendable {  // `write` is serialised by `l
     public static func writeToStandardError(_ line: String) {
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
-        // One write(2) a line, so that lines from two threads never interleave.
-        bytes.withUnsafeBytes { buf in
-            var offset = 0
-            while offset < buf.count {
-                guard let n = try? Syscall.retryingEINTR({ Glibc.write(2, buf.baseAddress! + offset, buf.count - offset) }) else { return }
-                offset += n
-            }
-        }
+        // One write(2) a line, so that lines from two threads never interleave; an error (stderr
+        // closed) drops the line.
+        try? Syscall.writeAll(2, bytes)
     }
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= minimumLevel }

@@ -153,16 +153,12 @@ public final class StatsReporter {
         let temporary = path + ".tmp.\(getpid())"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemCallError("open \(temporary)", errno) }
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            do throws(Errno) {
-                offset += try Syscall.retryingEINTR { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, bytes.count - offset) } }
-            } catch {
-                close(fd)
-                unlink(temporary)
-                throw SystemCallError("write \(temporary)", error.code)
-            }
+        do throws(Errno) {
+            try Syscall.writeAll(fd, Array(text.utf8))
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw SystemCallError("write \(temporary)", error.code)
         }
         // Not fsynced: the totals are written again at the next interval, and a file
         // a power cut empties costs nothing; an fsync would force a write to the card each time

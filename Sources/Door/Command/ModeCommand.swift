@@ -75,7 +75,8 @@ enum ModeCommand {
         }
         var timeout = timeval(tv_sec: 5, tv_usec: 0)
         _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        _ = request.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        // A request not sent whole gets no answer: the read below says so.
+        try? Syscall.writeAll(fd, request)
         var answer: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 256)
         while answer.count < 1024, answer.last != 0x0A {

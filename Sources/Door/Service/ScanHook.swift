@@ -209,14 +209,10 @@ public final class ScanHook: @unchecked Sendable {  // queue state guarded by `c
         while true {
             // Feed stdin as the program takes it; close it when all is written (its EOF).
             if stdinPipe[1] >= 0 {
-                if written < payload.count {
-                    do throws(Errno) {
-                        written += try Syscall.retryingEINTR {
-                            payload.withUnsafeBytes { Glibc.write(stdinPipe[1], $0.baseAddress! + written, payload.count - written) }
-                        }
-                    } catch {
-                        if error != EAGAIN { written = payload.count }  // it closed its stdin: the rest is not for it
-                    }
+                do throws(Errno) {
+                    try Syscall.writeAll(stdinPipe[1], payload, from: &written)
+                } catch {
+                    if error != EAGAIN { written = payload.count }  // it closed its stdin: the rest is not for it
                 }
                 if written >= payload.count {
                     Glibc.close(stdinPipe[1])

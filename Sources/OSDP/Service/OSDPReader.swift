@@ -251,10 +251,10 @@ public final class OSDPReader: @unchecked Sendable {
         let tmp = path + ".tmp"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let whole = (try? Syscall.writeAll(fd, Array(text.utf8))) != nil
         close(fd)
-        rename(tmp, path)
+        // A status cut short is not shown: doctor reads the last whole one.
+        if whole { rename(tmp, path) } else { unlink(tmp) }
     }
 }
 
