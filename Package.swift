@@ -106,13 +106,17 @@ let package = Package(
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service"]),
+        // ALSA's libasound loaded on first use (dlopen): a PCM opened, samples written; nothing links it.
+        .target(name: "CALSA", dependencies: ["CPlatform"], path: "Sources/CALSA", linkerSettings: [.linkedLibrary("dl")]),
+        // The door speaks: phrases rendered by espeak-ng (its program) into a cache, played through ALSA.
+        .target(name: "Speech", dependencies: ["Policy", "Platform", "CALSA"], exclude: ["Policy"]),
         // The service: its own files and every concern's Service/ folder.
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene", "Speech"],
                 path: "Sources", exclude: elsewhere(service) + ["Kiosk/Policy"], sources: service),
         // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
         // The command line: its own files and every concern's Command/ folder.
-        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
+        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP", "Speech"],
                 path: "Sources", exclude: elsewhere(commands), sources: commands),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
@@ -146,6 +150,8 @@ let package = Package(
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),
+        // The speaker against ALSA's own file PCM and espeak-ng; what it said, heard by pocketsphinx.
+        .testTarget(name: "SpeechTests", dependencies: ["Speech", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Policy", "TestSupport"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "TestSupport"]),

@@ -70,6 +70,12 @@ public struct SpeakerPolicy {
         return p
     }
 
+    /// A verdict with nothing to say (or before its own phrase): whatever waits or plays is cut.
+    public mutating func cut() {
+        sequence += 1
+        newest = nil
+    }
+
     /// Whether `p` is still to be said (or to go on playing): no phrase was asked for since.
     public func isCurrent(_ p: Phrase) -> Bool { newest?.sequence == p.sequence }
 
