@@ -205,6 +205,32 @@ final class PhraseCacheTests: XCTestCase {
         XCTAssertTrue(why.contains("espeak-ng is not installed") && why.contains("1 phrase(s)"), why)
     }
 
+    /// deploy/examples' German and French phrases: every key given, each rendered by its voice.
+    func testTheGermanAndFrenchExamplesRenderWithTheirVoices() throws {
+        try SpeechTestRig.requireTools()
+        for voice in ["de", "fr"] {
+            let file = Checkout.root.appendingPathComponent("deploy/examples/phrases.\(voice)").path
+            let text = try String(contentsOfFile: file, encoding: .utf8)
+            let phrases = try PhrasesFile.parse(text)
+            XCTAssertEqual(Set(phrases.keys), Set(SpeechPhrases.keys), "\(file) gives every key")
+            let events = SpeechEvents()
+            let s = Speaker(settings: SpeechSettings(speaker: "kiosk_test_gone", voice: voice, phrasesFile: file,
+                                                     cacheFolder: SpeechTestRig.cacheFolder("example-\(voice)")),
+                            clock: ManualClock(), onEvent: events.add)
+            try s.start()
+            s.stop()
+            XCTAssertTrue(s.isOn, voice)
+            XCTAssertEqual(events.phrases, [.phrases(voice: voice, rendered: Set(phrases.values).count, cached: 0, removed: 0)])
+            let rendered = PhraseCache(folder: s.settings.cacheFolder).entries().values
+            XCTAssertEqual(Set(rendered.map(\.key.text)), Set(phrases.values))
+            for p in rendered {
+                XCTAssertEqual(p.key.voice, voice)
+                XCTAssertGreaterThan(p.durationNs, 500_000_000, "\(p.key.text): said, not an empty file")
+                XCTAssertGreaterThan(p.samples.map { abs(Int($0)) }.max() ?? 0, 3000, "\(p.key.text): audible")
+            }
+        }
+    }
+
     func testAnUnknownVoiceAndABadPhrasesFileAreRefused() throws {
         try SpeechTestRig.requireTools()
         let s = Speaker(settings: SpeechSettings(speaker: "default", voice: "xx-nosuch", phrasesFile: "/nonexistent/phrases",
