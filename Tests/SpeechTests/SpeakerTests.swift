@@ -259,6 +259,12 @@ final class GatedSpeaker: SpeakerDevice, @unchecked Sendable {
     private var permits = 0
     private var log: [Call] = []
     var failOpen: SpeakerFault?
+    /// Writes fail with this (the device went away) while set.
+    var failWrites: SpeakerFault? {
+        get { gate.lock(); defer { gate.unlock() }; return writeFault }
+        set { gate.lock(); writeFault = newValue; gate.unlock() }
+    }
+    private var writeFault: SpeakerFault?
 
     func allow(_ n: Int) { gate.lock(); permits += n; gate.broadcast(); gate.unlock() }
     var calls: [Call] { gate.lock(); defer { gate.unlock() }; return log }
@@ -280,6 +286,11 @@ final class GatedSpeaker: SpeakerDevice, @unchecked Sendable {
             let g = device.gate
             g.lock()
             device.waitingNow = true
+            if let fault = device.writeFault {
+                device.log.append(.write(0))
+                g.unlock()
+                return .failure(fault)
+            }
             while device.permits == 0 { g.wait() }
             device.permits -= 1
             device.waitingNow = false
@@ -410,6 +421,33 @@ final class SpeakerBehaviourTests: XCTestCase {
         clock.advance(to: ms(4000))
         s.say(key: "expired", verdictAtNs: ms(4000), afterNs: 0)
         XCTAssertTrue(eventually("it speaks again") { events.spoken == ["expired"] && s.isIdle })
+        XCTAssertEqual(events.all.filter { $0 == .speakerReady(speaker: "kiosk_test_gone") }.count, 1)
+    }
+
+    /// A speaker lost while playing (a USB speaker pulled): `speaker_error` once, the phrase given
+    /// up, the speaker opened again after the back-off, `speaker_ready` when it plays.
+    func testASpeakerLostWhilePlayingIsSaidOnceAndReopened() throws {
+        let device = GatedSpeaker()
+        device.allow(1_000_000)
+        let clock = ManualClock(startNs: 0)
+        let events = SpeechEvents()
+        let s = try make(device, clock: clock, events: events)
+        defer { s.stop() }
+        s.say(key: "expired", verdictAtNs: 0, afterNs: 0)
+        XCTAssertTrue(eventually("played") { events.spoken == ["expired"] && s.isIdle })
+        device.failWrites = SpeakerFault(code: -19, description: "No such device")
+        s.say(key: "revoked", verdictAtNs: 0, afterNs: 0)
+        XCTAssertTrue(eventually("lost") { events.errors.count == 1 && s.isIdle })
+        XCTAssertEqual(device.calls.last, .close, "the lost speaker is closed")
+        device.failWrites = nil
+        clock.advance(to: ms(999))
+        s.say(key: "used", verdictAtNs: ms(999), afterNs: 0)
+        XCTAssertTrue(eventually("in the back-off") { s.isIdle })
+        XCTAssertEqual(device.calls.filter { if case .open = $0 { return true } else { return false } }.count, 1, "not opened again within 1 s")
+        clock.advance(to: ms(1000))
+        s.say(key: "used", verdictAtNs: ms(1000), afterNs: 0)
+        XCTAssertTrue(eventually("back") { events.spoken == ["expired", "used"] && s.isIdle })
+        XCTAssertEqual(events.errors, [.speakerError(speaker: "kiosk_test_gone", reason: "No such device", retryMs: 1000)])
         XCTAssertEqual(events.all.filter { $0 == .speakerReady(speaker: "kiosk_test_gone") }.count, 1)
     }
 
