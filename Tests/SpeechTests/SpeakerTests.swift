@@ -311,6 +311,15 @@ final class SpeakerBehaviourTests: XCTestCase {
 
     func ms(_ m: Int) -> UInt64 { UInt64(m) * 1_000_000 }
 
+    /// A started speaker on a gated device that plays everything, the clock at 0.
+    func open(speak: SpeakSetting = .all, quiet: QuietWindow? = nil, minute: Int = 600) throws -> (GatedSpeaker, ManualClock, SpeechEvents, Speaker) {
+        let device = GatedSpeaker()
+        device.allow(1_000_000)
+        let clock = ManualClock(startNs: 0)
+        let events = SpeechEvents()
+        return (device, clock, events, try make(device, speak: speak, quiet: quiet, minute: minute, clock: clock, events: events))
+    }
+
     /// One speaker with the default phrases rendered (en) and a gated device.
     func make(_ device: SpeakerDevice, speak: SpeakSetting = .all, quiet: QuietWindow? = nil, minute: Int = 600,
               clock: ManualClock, events: SpeechEvents, name: String = "kiosk_test_gone") throws -> Speaker {
@@ -355,11 +364,7 @@ final class SpeakerBehaviourTests: XCTestCase {
     }
 
     func testAPhraseWaitingForItsBeepsIsCutByTheNextVerdictEvenASilentOne() throws {
-        let device = GatedSpeaker()
-        device.allow(1_000_000)
-        let clock = ManualClock(startNs: 0)
-        let events = SpeechEvents()
-        let s = try make(device, speak: .denied, clock: clock, events: events)
+        let (device, clock, events, s) = try open(speak: .denied)
         defer { s.stop() }
         s.say(key: "expired", verdictAtNs: 0, afterNs: ms(300))
         s.say(reason: "valid", granted: true, verdictAtNs: ms(100), afterNs: ms(300))  // not spoken with denied
@@ -371,11 +376,7 @@ final class SpeakerBehaviourTests: XCTestCase {
     }
 
     func testNothingIsSaidInTheQuietWindow() throws {
-        let device = GatedSpeaker()
-        device.allow(1_000_000)
-        let clock = ManualClock(startNs: 0)
-        let events = SpeechEvents()
-        let s = try make(device, quiet: QuietWindow(parsing: "22:00-07:00"), minute: 23 * 60, clock: clock, events: events)
+        let (device, clock, _, s) = try open(quiet: QuietWindow(parsing: "22:00-07:00"), minute: 23 * 60)
         defer { s.stop() }
         s.say(key: "expired", verdictAtNs: 0, afterNs: 0)
         s.say(text: "Please wait")
@@ -385,11 +386,7 @@ final class SpeakerBehaviourTests: XCTestCase {
     }
 
     func testAControllersTextIsRenderedOffTheCallersThreadAndSaid() throws {
-        let device = GatedSpeaker()
-        device.allow(1_000_000)
-        let clock = ManualClock(startNs: 0)
-        let events = SpeechEvents()
-        let s = try make(device, clock: clock, events: events)
+        let (_, _, events, s) = try open()
         defer { s.stop() }
         let t0 = monotonicNanoseconds()
         s.say(text: "Please wait\u{7}")
@@ -427,11 +424,7 @@ final class SpeakerBehaviourTests: XCTestCase {
     /// A speaker lost while playing (a USB speaker pulled): `speaker_error` once, the phrase given
     /// up, the speaker opened again after the back-off, `speaker_ready` when it plays.
     func testASpeakerLostWhilePlayingIsSaidOnceAndReopened() throws {
-        let device = GatedSpeaker()
-        device.allow(1_000_000)
-        let clock = ManualClock(startNs: 0)
-        let events = SpeechEvents()
-        let s = try make(device, clock: clock, events: events)
+        let (device, clock, events, s) = try open()
         defer { s.stop() }
         s.say(key: "expired", verdictAtNs: 0, afterNs: 0)
         XCTAssertTrue(eventually("played") { events.spoken == ["expired"] && s.isIdle })

@@ -333,6 +333,15 @@ public struct ConfigurationVariable: Sendable {
         }
     }
 
+    /// The absolute path of a file that has a default (not a folder: no trailing '/').
+    static func path(_ name: String, _ expected: String, _ field: WritableKeyPath<Configuration, String> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, expected, shown: { $0[keyPath: field] }) { v, c, _ in
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
+            c[keyPath: field] = v
+            return v
+        }
+    }
+
     static func flag(_ name: String, _ field: WritableKeyPath<Configuration, Bool> & Sendable) -> ConfigurationVariable {
         ConfigurationVariable(name, "0 or 1", shown: { $0[keyPath: field] ? "1" : "0" }) { v, c, _ in
             guard let b = Configuration.flag(v) else { return nil }
@@ -558,12 +567,7 @@ extension Configuration {
             c.credentialAudience = v
             return v
         },
-        ConfigurationVariable("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line",
-                              shown: { $0.revokedFile }) { v, c, _ in
-            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
-            c.revokedFile = v
-            return v
-        },
+        .path("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line", \.revokedFile),
         .file("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)", \.totpFile),
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
@@ -579,12 +583,7 @@ extension Configuration {
         // Event tickets (interface.md 0.4, "Event tickets").
         .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
         // Passes bound to the holder's phone (interface.md 0.5).
-        ConfigurationVariable("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)",
-                              shown: { $0.holdersFile }) { v, c, _ in
-            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
-            c.holdersFile = v
-            return v
-        },
+        .path("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)", \.holdersFile),
         .integer("KIOSK_PASS_WINDOW_S", Pass.windowRange, "seconds from 5 to 120", \.passWindowS),
         // Site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
         .file("KIOSK_SITE_KEY", "the absolute path of the site's public key (PEM, EC P-256 or Ed25519) that signs its bundles", \.siteKey),
@@ -667,12 +666,7 @@ extension Configuration {
             c.speakQuiet = w
             return w.description
         },
-        ConfigurationVariable("KIOSK_PHRASES_FILE", "the absolute path of a file of KEY TEXT lines (missing: the default phrases)",
-                              shown: { $0.phrasesFile }) { v, c, _ in
-            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
-            c.phrasesFile = v
-            return v
-        },
+        .path("KIOSK_PHRASES_FILE", "the absolute path of a file of KEY TEXT lines (missing: the default phrases)", \.phrasesFile),
     ]
 
     /// Every variable's name, in the table's order.
