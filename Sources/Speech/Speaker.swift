@@ -29,9 +29,10 @@ public struct SpeechSettings: Sendable {
         self.espeak = espeak
     }
 
-    /// The configuration's; nil when `KIOSK_SPEAKER` is unset (no speech).
+    /// The configuration's; nil when `KIOSK_SPEAKER` is unset or `KIOSK_SPEAK=0` (no speech:
+    /// nothing rendered, libasound never loaded).
     public init?(configuration c: Configuration, environment: [String: String]) {
-        guard let speaker = c.speaker else { return nil }
+        guard let speaker = c.speaker, c.speak != .off else { return nil }
         self.init(speaker: speaker, voice: c.voice, speak: c.speak, volume: c.speakVolume, quiet: c.speakQuiet,
                   phrasesFile: c.phrasesFile, cacheFolder: PhraseCache.folder(environment: environment))
     }

@@ -213,3 +213,50 @@ final class SpeakerPolicyTests: XCTestCase {
 private extension String {
     var replacingSpaces: String { String(map { $0 == " " ? "-" : $0 }) }
 }
+
+/// The six speech variables in the configuration's one table.
+final class SpeechConfigurationTests: XCTestCase {
+    func read(_ env: [String: String]) -> ConfigurationReading {
+        Configuration.read(environment: env, isExecutableFile: { _ in true })
+    }
+
+    func testTheDefaultsAndEverySettingRead() {
+        let d = read([:]).configuration
+        XCTAssertNil(d.speaker)
+        XCTAssertEqual(d.voice, "en")
+        XCTAssertEqual(d.speak, .denied)
+        XCTAssertEqual(d.speakVolume, 80)
+        XCTAssertNil(d.speakQuiet)
+        XCTAssertEqual(d.phrasesFile, "/etc/kiosk/phrases")
+        let r = read(["KIOSK_SPEAKER": "plughw:CARD=Device", "KIOSK_VOICE": "en-us+f3", "KIOSK_SPEAK": "ALL", "KIOSK_SPEAK_VOLUME": "55",
+                      "KIOSK_SPEAK_QUIET": "22:00-07:00", "KIOSK_PHRASES_FILE": "/etc/kiosk/phrases.de"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings, [])
+        let c = r.configuration
+        XCTAssertEqual(c.speaker, "plughw:CARD=Device")
+        XCTAssertEqual(c.voice, "en-us+f3")
+        XCTAssertEqual(c.speak, .all)
+        XCTAssertEqual(c.speakVolume, 55)
+        XCTAssertEqual(c.speakQuiet, QuietWindow(parsing: "22:00-07:00"))
+        XCTAssertEqual(c.phrasesFile, "/etc/kiosk/phrases.de")
+        XCTAssertEqual(r.settings.first { $0.variable == "KIOSK_SPEAK_QUIET" }?.value, "22:00-07:00")
+    }
+
+    func testBadValuesAreConfigErrors() {
+        for (name, value) in [("KIOSK_SPEAKER", "my speaker"), ("KIOSK_VOICE", "-v"), ("KIOSK_VOICE", "en us"), ("KIOSK_VOICE", "de;rm"),
+                              ("KIOSK_SPEAK", "1"), ("KIOSK_SPEAK_VOLUME", "101"), ("KIOSK_SPEAK_QUIET", "22:00"),
+                              ("KIOSK_SPEAK_QUIET", "07:00-07:00"), ("KIOSK_PHRASES_FILE", "phrases")] {
+            var env = ["KIOSK_SPEAKER": "default"]
+            env[name] = value
+            let r = read(env)
+            XCTAssertEqual(r.errors.map(\.variable), [name], "\(name)=\(value)")
+        }
+    }
+
+    func testSpeechSettingsWithoutASpeakerAreIgnoredAndSaidSo() {
+        let r = read(["KIOSK_VOICE": "de", "KIOSK_SPEAK": "all"])
+        XCTAssertEqual(r.errors, [])
+        XCTAssertEqual(r.warnings.map(\.variable), ["KIOSK_VOICE", "KIOSK_SPEAK"], "in the table's order")
+        XCTAssertTrue(r.warnings.allSatisfy { $0.reason == "ignored: KIOSK_SPEAKER is unset, so the door does not speak" })
+    }
+}

@@ -466,3 +466,21 @@ final class SpeakerBehaviourTests: XCTestCase {
         XCTAssertEqual(events.spoken, [])
     }
 }
+
+final class SpeechSettingsTests: XCTestCase {
+    func testTheSettingsComeFromTheConfigurationAndTheCacheDirectory() {
+        let env = ["KIOSK_SPEAKER": "plughw:CARD=Device", "KIOSK_VOICE": "fr", "KIOSK_SPEAK_VOLUME": "40", "CACHE_DIRECTORY": "/var/cache/kiosk:/var/cache/other"]
+        let c = Configuration.read(environment: env, isExecutableFile: { _ in true }).configuration
+        let s = SpeechSettings(configuration: c, environment: env)
+        XCTAssertEqual(s?.speaker, "plughw:CARD=Device")
+        XCTAssertEqual(s?.voice, "fr")
+        XCTAssertEqual(s?.volume, 40)
+        XCTAssertEqual(s?.cacheFolder, "/var/cache/kiosk/speech", "the first of systemd's CacheDirectory= folders")
+        XCTAssertEqual(SpeechSettings(configuration: c, environment: [:])?.cacheFolder, "/var/cache/kiosk/speech")
+        XCTAssertEqual(SpeechSettings(configuration: c, environment: ["CACHE_DIRECTORY": "/tmp/c"])?.cacheFolder, "/tmp/c/speech")
+        XCTAssertNil(SpeechSettings(configuration: Configuration(), environment: env), "no speaker: no speech")
+        var off = c
+        off.speak = .off
+        XCTAssertNil(SpeechSettings(configuration: off, environment: env), "KIOSK_SPEAK=0: no speech")
+    }
+}
