@@ -484,3 +484,29 @@ final class SpeechSettingsTests: XCTestCase {
         XCTAssertNil(SpeechSettings(configuration: off, environment: env), "KIOSK_SPEAK=0: no speech")
     }
 }
+
+/// `spoke`'s `ms` on the real clock through ALSA (the file PCM): what the speaker adds after the
+/// beeps (here none) is the wake of its thread and the first write, not a rendering.
+final class SpeakerLatencyTests: XCTestCase {
+    override class func tearDown() { SpeechTestRig.remove() }
+
+    func testTheFirstSampleIsWrittenWellWithin100msOfTheVerdict() throws {
+        try SpeechTestRig.requireTools()
+        let events = SpeechEvents()
+        let clock = MonotonicClock(label: "speech-latency")
+        let s = Speaker(settings: SpeechSettings(speaker: SpeechTestRig.pcm(2).name, voice: "en", speak: .all,
+                                                 phrasesFile: "/nonexistent/phrases", cacheFolder: SpeechTestRig.folder + "/cache-shared"),
+                        clock: clock, onEvent: events.add)
+        try s.start()
+        defer { s.stop() }
+        let keys = ["expired", "revoked", "used", "granted", "not-a-credential"]
+        for i in 0..<20 {
+            s.say(key: keys[i % keys.count], verdictAtNs: clock.now(), afterNs: 0)
+            XCTAssertTrue(eventually("played") { s.isIdle })
+        }
+        let ms = events.all.compactMap { if case .spoke(_, let ms) = $0 { return ms } else { return nil } }.sorted()
+        XCTAssertEqual(ms.count, 20)
+        print("speech-latency: spoke ms median \(ms[ms.count / 2]), max \(ms.last ?? 0)")
+        XCTAssertLessThan(ms[ms.count / 2], 100, "the median, the speaker's first open included")
+    }
+}
