@@ -103,6 +103,9 @@ public struct OSDPPeripheral {
         /// A card read not polled for this long is stale: the controller never gets it.
         public var cardTimeoutNs: UInt64 = 5_000_000_000
         public var cardQueueLimit = 8
+        /// A speaker says the controller's osdp_TEXT (`KIOSK_SPEAKER`): taken (ACK, `.text`) rather
+        /// than refused as by a reader with no display.
+        public var speaksText = false
 
         public init(address: UInt8, identity: OSDPIdentity, key: [UInt8]?, installMode: Bool, requireSecure: Bool,
                     hasBuzzer: Bool, hasLED: Bool, hasOutput: Bool) {
@@ -142,6 +145,8 @@ public struct OSDPPeripheral {
         case output(OSDPOutputRecord)
         /// After the osdp_COM reply is out: the port's new speed (the address has changed already).
         case switchBaud(Int)
+        /// osdp_TEXT's text, to be said (with `Settings.speaksText`): printable ASCII, trimmed.
+        case text(String)
         case event(Event)
     }
 
@@ -442,7 +447,16 @@ public struct OSDPPeripheral {
         case OSDPCode.scrypt:
             return serverCryptogram(data, reply: reply, now: now)
         case OSDPCode.text:
-            return nak(.unknownCommand, reply, error: (.command, "osdp_TEXT: the kiosk has no display"))
+            guard settings.speaksText else { return nak(.unknownCommand, reply, error: (.command, "osdp_TEXT: the kiosk has no display")) }
+            // Reader, text command (1-4: permanent or temporary, wrapped or not), temporary time,
+            // row, column, length, then the text: said once whatever the command, row and column.
+            if let bad = length(data.count >= 6 && data.count == 6 + Int(data[5])) { return bad }
+            let text = data[6...]
+            guard (1...4).contains(data[1]), text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+                return nak(.unableToProcess, reply, error: (.command, "osdp_TEXT with command \(data[1]) or text that is not printable ASCII"))
+            }
+            let said = String(decoding: text, as: UTF8.self).split(separator: " ").joined(separator: " ")
+            return send(OSDPCode.ack, [], reply) + (said.isEmpty ? [] : [.text(said)])
         default:
             return nak(.unknownCommand, reply, error: (.command, "unknown command 0x\(hex(code))"))
         }

@@ -199,6 +199,7 @@ public final class OSDPReader: @unchecked Sendable {
         case .buzzer(let r): lines.buzzer(r)
         case .output(let r): lines.output(r)
         case .switchBaud(let baud): logger.info("osdp_baud", ["baud": .int(baud)])
+        case .text: break  // only with Settings.speaksText, which the speaker's wiring sets (Speech's Speaker.say(text:))
         case .send: break
         case .event(let e): log(e)
         }
