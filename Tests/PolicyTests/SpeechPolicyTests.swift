@@ -87,6 +87,12 @@ final class SpeechPhrasesTests: XCTestCase {
         XCTAssertFalse(lunch.contains(minute: 13 * 60 + 30))
         XCTAssertFalse(lunch.contains(minute: 11 * 60))
         XCTAssertTrue(QuietWindow(parsing: "00:00-24:00")!.contains(minute: 1439))
+        // Found by FuzzPhrases: an end of 00:00 is midnight, as 24:00 is.
+        let toMidnight = QuietWindow(parsing: "22:00-00:00")!
+        XCTAssertTrue(toMidnight.contains(minute: 23 * 60 + 59))
+        XCTAssertFalse(toMidnight.contains(minute: 0))
+        XCTAssertFalse(toMidnight.contains(minute: 21 * 60 + 59))
+        XCTAssertEqual(QuietWindow(parsing: toMidnight.description), toMidnight)
         for bad in ["22:00", "7:00-08:00", "22:00-22:00", "24:00-01:00", "12:60-13:00", "12:00-13:00 ", ""] {
             XCTAssertNil(QuietWindow(parsing: bad), bad)
         }

@@ -13,7 +13,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let text = String(decoding: bytes, as: UTF8.self)
     if let p = RenderedPhrase(bytes: bytes) { precondition(RenderedPhrase(bytes: p.bytes) == p, "a cache file read back differently") }
     if let w = QuietWindow(parsing: text) {
-        precondition((0..<1440).contains(w.start) && (1...1440).contains(w.end) && w.start != w.end)
+        precondition((0..<1440).contains(w.start) && (0...1440).contains(w.end) && w.start != w.end)
         precondition(QuietWindow(parsing: w.description) == w)
         for m in stride(from: 0, to: 1440, by: 7) { _ = w.contains(minute: m) }
     }

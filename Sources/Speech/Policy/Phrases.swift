@@ -83,7 +83,7 @@ public enum SpeakSetting: String, CaseIterable, Sendable {
 /// `KIOSK_SPEAK_QUIET`: a local-time window of beeps only, `HH:MM-HH:MM`; an end at or before
 /// the start crosses midnight (`22:00-07:00`).
 public struct QuietWindow: Equatable, Sendable, CustomStringConvertible {
-    /// Minutes of the day: `start` 0-1439, `end` 1-1440, not equal.
+    /// Minutes of the day: `start` 0-1439, `end` 0-1440 (00:00 and 24:00 both mean midnight), not equal.
     public var start: Int
     public var end: Int
 
