@@ -397,7 +397,7 @@ public final class Speaker: @unchecked Sendable {  // state guarded by `state`
 
     private func reloadNow() {
         let phrases: [String: String]
-        do {
+        do throws(SpeechStartError) {
             phrases = try Speaker.readPhrases(settings.phrasesFile)
         } catch {
             onEvent(.phrasesFileRefused(file: settings.phrasesFile, reason: error.configError.expected))

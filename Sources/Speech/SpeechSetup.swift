@@ -16,7 +16,7 @@ public enum SpeechSetup {
     /// `kiosk check`'s line, or the setting refused (exit 78): an unknown voice, a bad phrases file.
     public static func checkLine(_ s: SpeechSettings) -> Result<String, ConfigError> {
         let phrases: [String: String]
-        do {
+        do throws(SpeechStartError) {
             phrases = try Speaker.readPhrases(s.phrasesFile)
         } catch {
             return .failure(error.configError)
@@ -51,7 +51,7 @@ public enum SpeechSetup {
             add(.pass, "speech", "libasound \(version); sound cards: " + (cards.isEmpty ? "none" : cards.joined(separator: "; ")))
         }
         let phrases: [String: String]
-        do {
+        do throws(SpeechStartError) {
             phrases = try Speaker.readPhrases(s.phrasesFile)
         } catch {
             add(.fail, "speech phrases", "\(error.configError.variable)=\(error.configError.value): \(error.configError.expected)")
