@@ -47,6 +47,9 @@ PACKAGES += tmux
 PACKAGES += libical-dev
 # libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock
 PACKAGES += faketime
+# ALSA's headers for the speaker's shim (Sources/CALSA); the kiosk dlopen()s libasound.so.2
+# (libasound2 on bookworm, libasound2t64 on trixie) only when KIOSK_SPEAKER is set
+PACKAGES += libasound2-dev
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),
@@ -71,7 +74,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
+.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
 
 all: build
 
@@ -236,6 +239,14 @@ endif
 demo: release
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk demo
 
+# The speaker's tests (SpeechTests): espeak-ng renders the phrases (the package only recommends it:
+# not a build dependency), and an independent recogniser hears what ALSA's file PCM received:
+# Debian's pocketsphinx (python3-pocketsphinx 0.1.15) with its US English model. Test-only: never
+# in `make deps`.
+SPEECH_TEST_PACKAGES := espeak-ng python3-pocketsphinx pocketsphinx-en-us
+speech-test-deps:
+	@$(call install_missing,$(SPEECH_TEST_PACKAGES))
+
 # The end-to-end tests run the optimised binary (as shipped): they check behaviour in real time.
 # The suite runs as TEST_JOBS processes side by side (harness/xctest/shards.sh; logs in
 # .build/xctest): most of its time is spent waiting on the kiosk in real time, so four processes
@@ -245,7 +256,7 @@ demo: release
 TEST_JOBS ?= 4
 # TEST_ONLY (Module, Module.Class): only those XCTest tests; TEST_PARTS: the other checks run first.
 TEST_PARTS ?= test-core test-examples test-docs
-test: release peers $(TEST_PARTS)
+test: release peers speech-test-deps $(TEST_PARTS)
 	$(SWIFT) build --build-tests
 	KIOSK_BINARY=$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk harness/xctest/shards.sh --logs .build/xctest \
 	  --jobs $(TEST_JOBS) $(foreach c,$(TEST_ONLY),--only $(c)) $(if $(TEST_RECORD),--record harness/xctest/seconds/$${KIOSK_TEST_TIER:-test}) \
@@ -327,7 +338,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass store:FuzzStore
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass store:FuzzStore phrases:FuzzPhrases
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz-build: deps

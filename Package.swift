@@ -31,6 +31,9 @@
 //   Fleet       - the building's broker: scan events, state and health over libmosquitto, a spool
 //                 that keeps scans while the broker is away; Policy/: MQTT messages, Home
 //                 Assistant, the building's commands
+//   Speech      - the door's words: phrases rendered once by espeak-ng into a cache, played through
+//                 libasound (loaded on first use) after a verdict's beeps; Policy/: the phrases and
+//                 their keys, the phrases file, the quiet window, the speaker's cuts and back-off
 //   GPIO        - where a line changes (buzzer, torch, strike, LEDs) through libgpiod
 //   Kiosk       - the service: the composition root, the frame loop, stats and metrics, signals,
 //                 the log's output; Policy/: every KIOSK_* variable (one table), log text, formats
@@ -60,8 +63,8 @@ func elsewhere(_ sources: [String]) -> [String] {
     }
 }
 
-let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Kiosk/Policy"]
-let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service"]
+let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Speech/Policy", "Kiosk/Policy"]
+let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service", "Speech/Service"]
 let commands = ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command"]
 
 let package = Package(
@@ -106,13 +109,17 @@ let package = Package(
         // trampolines, mosquitto.h's types as they are; nothing links it.
         .target(name: "CMosquitto", dependencies: ["CPlatform"], path: "Sources/CMosquitto", linkerSettings: [.linkedLibrary("dl")]),
         .target(name: "Fleet", dependencies: ["Policy", "Platform", "CMosquitto"], exclude: ["Policy", "Service"]),
+        // ALSA's libasound loaded on first use (dlopen): a PCM opened, samples written; nothing links it.
+        .target(name: "CALSA", dependencies: ["CPlatform"], path: "Sources/CALSA", linkerSettings: [.linkedLibrary("dl")]),
+        // The door speaks: phrases rendered by espeak-ng (its program) into a cache, played through ALSA.
+        .target(name: "Speech", dependencies: ["Policy", "Platform", "CALSA"], exclude: ["Policy", "Service"]),
         // The service: its own files and every concern's Service/ folder.
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene"],
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene", "Speech"],
                 path: "Sources", exclude: elsewhere(service) + ["Kiosk/Policy"], sources: service),
         // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),
         // The command line: its own files and every concern's Command/ folder.
-        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP"],
+        .target(name: "Commands", dependencies: ["Kiosk", "Credentials", "Crypto", "Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Scene", "Fleet", "OSDP", "Speech"],
                 path: "Sources", exclude: elsewhere(commands), sources: commands),
         // The release kiosk is linked by lld with packed relative relocations (DT_RELR, glibc 2.36 and
         // later: bookworm and trixie): 657 kB of relocations become 5 kB, and an idle kiosk's RSS is
@@ -146,6 +153,8 @@ let package = Package(
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),
+        // The speaker against ALSA's own file PCM and espeak-ng; what it said, heard by pocketsphinx.
+        .testTarget(name: "SpeechTests", dependencies: ["Speech", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "Policy", "TestSupport"]),
         .testTarget(name: "CredentialsTests", dependencies: ["Credentials", "Crypto", "CZlib", "Policy", "Platform", "TestSupport"]),
         .testTarget(name: "DevToolsTests", dependencies: ["DevTools", "Commands", "Kiosk", "Policy", "Camera", "Reader", "TestSupport"]),

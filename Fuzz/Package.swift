@@ -34,6 +34,8 @@ let package = Package(
         .executableTarget(name: "FuzzStore", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // Passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
         .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // The door's phrases file, the quiet window, a phrase cache file.
+        .executableTarget(name: "FuzzPhrases", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

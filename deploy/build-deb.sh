@@ -147,7 +147,8 @@ Comment: What usr/bin/kiosk holds or loads besides the kiosk's own code:
  libpng-2.0), libqrencode (libqrencode4, LGPL-2.1+), libsystemd (libsystemd0, LGPL-2.1+),
  zxing-cpp (libzxing2 or libzxing3, Apache-2.0), libmosquitto (libmosquitto1, EPL-2.0 or EDL-1.0)
  with OpenSSL (libssl3, Apache-2.0; its libcrypto also checks the credentials' signatures),
- zlib (zlib1g, Zlib: the credentials' inflate), the
+ zlib (zlib1g, Zlib: the credentials' inflate), ALSA's libasound (libasound2 or libasound2t64,
+ LGPL-2.1+: the speaker), the
  C and C++ runtimes (libc6, libstdc++6, libgcc-s1: LGPL-2.1+, and GPL-3+ with the GCC Runtime
  Library Exception).
 
@@ -200,6 +201,10 @@ EOF
 # Recommends: libical, loaded likewise only when the access rules name a holidays calendar (issue
 # 33); its name is libical3 in bookworm and libical3t64 from trixie on. Without it such rules are
 # refused at start with a message saying what to install.
+# libasound, loaded likewise only when KIOSK_SPEAKER is set, is a dependency (libasound2 in bookworm,
+# libasound2t64 from trixie on): a speaker is configured by a variable alone, and a Pi's image has
+# it anyway. espeak-ng is recommended: it renders the phrases at start into /var/cache/kiosk, and
+# without it a kiosk whose phrases are all cached still speaks (otherwise speech is off, said).
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
 shlibdeps=(dpkg-shlibdeps)
@@ -230,8 +235,8 @@ Version: $VERSION
 Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
-Depends: adduser, $shlibs, libmosquitto1
-Recommends: libical3t64 | libical3
+Depends: adduser, $shlibs, libmosquitto1, libasound2t64 | libasound2
+Recommends: libical3t64 | libical3, espeak-ng
 Section: misc
 Priority: optional
 Description: headless barcode and QR-code scanner service for a door kiosk
@@ -251,15 +256,15 @@ cat > "$root/DEBIAN/postinst" <<'EOF'
 set -e
 
 if [ "$1" = configure ]; then
-	# The service's user, in the groups that own /dev/video*, /dev/gpiochip* and the serial ports (dialout).
-	for g in video gpio dialout; do
+	# The service's user, in the groups that own /dev/video*, /dev/gpiochip*, the serial ports (dialout) and /dev/snd/* (audio).
+	for g in video gpio dialout audio; do
 		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
 	done
 	if ! getent passwd kiosk >/dev/null; then
 		adduser --quiet --system --group --no-create-home --home /nonexistent \
 			--gecos "kiosk barcode scanner" kiosk
 	fi
-	for g in video gpio dialout; do
+	for g in video gpio dialout audio; do
 		id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || adduser --quiet kiosk "$g"
 	done
 fi

@@ -9,6 +9,7 @@ import Fleet
 import OSDP
 import Platform
 import Policy
+import Speech
 import Systemd
 
 /// The `kiosk` command line. Returns the process's exit status.
@@ -148,6 +149,16 @@ public enum KioskCommand {
                 let now = LocalTime.wallClock(unixSeconds())
                 print("# access: \(access.path) at \(now.weekday.name) \(now) local time: \(access.summary)")
                 for line in access.rules.understood(at: now, holidays: access.holidays) { print("# access: " + line) }
+            }
+        }
+        // The speaker, the voice and the phrases (an unknown voice, a bad phrases file: exit 78).
+        if let speech = SpeechSettings(configuration: config, environment: environment) {
+            switch SpeechSetup.checkLine(speech) {
+            case .failure(let e):
+                logger.configError(e)
+                return ExitStatus.config
+            case .success(let line):
+                print("# speech: " + line)
             }
         }
         // The mode a command left in force (a running kiosk has the same file).

@@ -8,6 +8,7 @@ import Kiosk
 import Fleet
 import Platform
 import Policy
+import Speech
 import Systemd
 
 /// `kiosk doctor`: one PASS/WARN/FAIL line for each thing the configuration points at, so an
@@ -49,6 +50,7 @@ public struct Doctor {
         checks += door()
         checks += mqtt()
         checks += osdp()
+        checks += speech()
         checks += state()
         checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
@@ -376,6 +378,14 @@ public struct Doctor {
         let sample = WiegandFrame(WiegandCredential(facility: facility, card: 36963), format: c.wiegandFormat)!
         let pin = c.wiegandActiveLow ? "low" : "high"
         return "\(c.wiegandFormat.rawValue)-bit on D0 line \(c.wiegandD0Line!) and D1 line \(c.wiegandD1Line!), \(c.wiegandPulseUs) us pulses every \(c.wiegandIntervalUs) us (the pin goes \(pin) for a pulse); default facility \(c.wiegandFacility); the code \(facility):36963 is sent as \(sample.grouped)"
+    }
+
+    // MARK: the speaker
+
+    /// With `KIOSK_SPEAKER`: libasound, the voice, the phrases, the speaker opened and heard.
+    func speech() -> [Check] {
+        guard let settings = SpeechSettings(configuration: configuration, environment: environment) else { return [] }
+        return SpeechSetup.doctor(settings).map { Check(verdict: Verdict(rawValue: $0.verdict.rawValue) ?? .fail, subject: $0.subject, detail: $0.detail) }
     }
 
     // MARK: permissions and systemd

@@ -8,6 +8,7 @@ import OSDP
 import Platform
 import Policy
 import Reader
+import Speech
 import Systemd
 
 public let kioskVersion = "0.1.0"
@@ -41,7 +42,9 @@ public enum KioskService {
             shutdown.add { _ in credentials?.worker.shutDown() }
             let lines = try OutputLines.assemble(a)
             shutdown.add { _ in a.outputs.silence() }
-            let osdp = try OSDPReader.assemble(a, door: lines.door)
+            let speech = try SpeechSetup.assemble(a, lines: lines)
+            shutdown.add { _ in speech?.speaker.stop() }
+            let osdp = try OSDPReader.assemble(a, door: lines.door, speech: speech)
             shutdown.add { _ in osdp?.shutDown() }
             let hook = ScanHook.assemble(a)
             // The outputs first: a verdict that comes while the program is ended does nothing.
@@ -51,14 +54,13 @@ public enum KioskService {
             CredentialSetup.report(credentials?.clockWatch, bundles, to: fleet)
             let modes = DoorModeKeeper.assemble(a, lines: lines, verifier: credentials?.worker.verifier,
                                                 clockWatch: credentials?.clockWatch, fleet: fleet, volatile: volatile)
-            shutdown.add { _ in modes.keeper.shutDown() }
-            shutdown.add { _ in modes.socket?.shutDown() }
+            shutdown.add { _ in modes.keeper.shutDown(); modes.socket?.shutDown() }
             DoorWatch.start(a, lines: lines, fleet: fleet, osdp: osdp)
             FleetCommands.assemble(a, link: link, commands: commands, lines: lines, modes: modes.keeper)
             let service = ScanService(configuration: a.config, source: source, features: ScanFeatures(
                 door: lines.door, hook: hook, fleet: fleet, credentials: credentials?.worker, torch: lines.torch,
                 notifier: SystemdNotifier(), stats: StatsReporter(intervalSeconds: a.config.statsSeconds, metricsFile: a.config.metricsFile, logger: logger),
-                listeners: ([lines.watch, osdp, modes.keeper, demoScene] as [ScanListener?]).compactMap { $0 }),
+                listeners: ([lines.watch, osdp, modes.keeper, speech, demoScene] as [ScanListener?]).compactMap { $0 }),
                 logger: logger, stop: a.stop, clock: clock, processStartNs: processStartNs)
             if !a.config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: a.config.fps) }
             let end = try runLoop(service, a)

@@ -6,6 +6,12 @@ import Glibc
 /// could not be started. stdin and stderr are /dev/null. For short questions such as
 /// `systemctl is-active kiosk.service`; the scan program has its own runner (timeouts, stdin).
 public func programOutput(_ path: String, _ arguments: [String]) -> String? {
+    runProgram(path, arguments)?.output
+}
+
+/// Runs a program as `programOutput` does: its `waitpid` status word (Policy's `ProgramEnd`
+/// reads it) and what it printed on stdout, nil when it could not be started.
+public func runProgram(_ path: String, _ arguments: [String]) -> (waitStatus: Int32, output: String)? {
     var pipeFDs: [Int32] = [-1, -1]
     guard kiosk_pipe_cloexec(&pipeFDs) == 0 else { return nil }
     var actions = posix_spawn_file_actions_t()
@@ -26,7 +32,7 @@ public func programOutput(_ path: String, _ arguments: [String]) -> String? {
     close(pipeFDs[0])
     var waitStatus: Int32 = 0
     _ = try? Syscall.retryingEINTR { waitpid(pid, &waitStatus, 0) }
-    return String(decoding: output, as: UTF8.self)
+    return (waitStatus, String(decoding: output, as: UTF8.self))
 }
 
 /// The wall clock as ISO 8601 in UTC, to the second ("2026-12-01T09:45:00Z"): for captions only;

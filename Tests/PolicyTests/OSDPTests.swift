@@ -120,10 +120,11 @@ final class OSDPPeripheralTests: XCTestCase {
     let key: [UInt8] = Array(0..<16)
     var keeper = MemoryKeeper()
 
-    func pd(secure: Bool = false, key: [UInt8]? = nil, install: Bool = false) -> OSDPPeripheral {
-        OSDPPeripheral(settings: .init(address: 3, identity: identity, key: key, installMode: install, requireSecure: secure,
-                                       hasBuzzer: true, hasLED: true, hasOutput: true),
-                       cipher: ToyCipher(), keeper: keeper)
+    func pd(secure: Bool = false, key: [UInt8]? = nil, install: Bool = false, speaks: Bool = false) -> OSDPPeripheral {
+        var settings = OSDPPeripheral.Settings(address: 3, identity: identity, key: key, installMode: install, requireSecure: secure,
+                                               hasBuzzer: true, hasLED: true, hasOutput: true)
+        settings.speaksText = speaks
+        return OSDPPeripheral(settings: settings, cipher: ToyCipher(), keeper: keeper)
     }
 
     func command(_ seq: UInt8, _ body: [UInt8], address: UInt8 = 3, scb: (UInt8, [UInt8])? = nil) -> [UInt8] {
@@ -204,6 +205,21 @@ final class OSDPPeripheralTests: XCTestCase {
         XCTAssertEqual(sent(p.received(command(1, [0x99]), at: 4)).first?.body, [0x41, 0x03])
         XCTAssertEqual(sent(p.received(command(2, [0x68, 1, 2, 0, 0]), at: 5)).first?.body, [0x41, 0x09], "output 1: none")
         XCTAssertEqual(sent(p.received(command(3, [0x6A, 0, 2, 0, 0, 1]), at: 6)).first?.body, [0x41, 0x09], "a tone of 0 ms")
+    }
+
+    func testTheControllersTextIsTakenWhenTheKioskSpeaks() {
+        var p = pd(speaks: true)
+        _ = p.received(command(0, [0x60]), at: 0)
+        let text = Array("  Please  wait ".utf8)
+        let out = p.received(command(1, [0x6B, 0, 3, 30, 0, 0, UInt8(text.count)] + text), at: 1)
+        XCTAssertEqual(sent(out).first?.body, [0x40], "ACK")
+        XCTAssertTrue(out.contains(.text("Please wait")), "\(out)")
+        XCTAssertEqual(sent(p.received(command(2, [0x6B, 0, 1, 0, 0, 0, 5, 0x41]), at: 2)).first?.body, [0x41, 0x02], "a length that is not the text's")
+        XCTAssertEqual(sent(p.received(command(3, [0x6B, 0, 9, 0, 0, 0, 1, 0x41]), at: 3)).first?.body, [0x41, 0x09], "no such text command")
+        XCTAssertEqual(sent(p.received(command(1, [0x6B, 0, 1, 0, 0, 0, 2, 0x41, 0x07]), at: 4)).first?.body, [0x41, 0x09], "a control character")
+        let blank = p.received(command(2, [0x6B, 0, 1, 0, 0, 0, 1, 0x20]), at: 5)
+        XCTAssertEqual(sent(blank).first?.body, [0x40])
+        XCTAssertFalse(blank.contains { if case .text = $0 { return true } else { return false } }, "nothing to say")
     }
 
     func testStatusReplies() {

@@ -167,6 +167,14 @@ public struct Configuration: Equatable {
     public var mqttCommands = false
     public var commandMaxAgeS = 30
 
+    // The door speaks (interface.md 0.6); no speaker: no speech.
+    public var speaker: String?
+    public var voice = "en"
+    public var speak: SpeakSetting = .denied
+    public var speakVolume = 80
+    public var speakQuiet: QuietWindow?
+    public var phrasesFile = "/etc/kiosk/phrases"
+
     /// The input lines configured, with the variable that names each.
     public var inputLines: [(variable: String, offset: Int)] {
         let all: [(String, Int?)] = [("KIOSK_DOOR_CONTACT_LINE", doorContactLine), ("KIOSK_REX_LINE", rexLine), ("KIOSK_TAMPER_LINE", tamperLine),
@@ -319,6 +327,15 @@ public struct ConfigurationVariable: Sendable {
     /// leaves `field` nil.
     static func file(_ name: String, _ expected: String, _ field: WritableKeyPath<Configuration, String?> & Sendable) -> ConfigurationVariable {
         ConfigurationVariable(name, expected, shown: { $0[keyPath: field] ?? "unset" }) { v, c, _ in
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
+            c[keyPath: field] = v
+            return v
+        }
+    }
+
+    /// The absolute path of a file that has a default (not a folder: no trailing '/').
+    static func path(_ name: String, _ expected: String, _ field: WritableKeyPath<Configuration, String> & Sendable) -> ConfigurationVariable {
+        ConfigurationVariable(name, expected, shown: { $0[keyPath: field] }) { v, c, _ in
             guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
             c[keyPath: field] = v
             return v
@@ -550,12 +567,7 @@ extension Configuration {
             c.credentialAudience = v
             return v
         },
-        ConfigurationVariable("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line",
-                              shown: { $0.revokedFile }) { v, c, _ in
-            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
-            c.revokedFile = v
-            return v
-        },
+        .path("KIOSK_REVOKED_FILE", "the absolute path of a file of revoked sub, holder or cti (hex) values, one a line", \.revokedFile),
         .file("KIOSK_TOTP_FILE", "the absolute path of the rotating codes' secrets (HOLDER BASE32SECRET [DIGITS [PERIOD]] a line; or systemd's LoadCredential=totp-secrets:...)", \.totpFile),
         .integer("KIOSK_CLOCK_SKEW_S", 0...300, "seconds from 0 to 300", \.clockSkewS),
         .integer("KIOSK_ANTIPASSBACK_S", 0...86_400, "seconds from 0 (off) to 86400", \.antipassbackS),
@@ -571,12 +583,7 @@ extension Configuration {
         // Event tickets (interface.md 0.4, "Event tickets").
         .integer("KIOSK_TICKET_ENTRIES", 0...1000, "a whole number of entries from 0 (any number) to 1000", \.ticketEntries),
         // Passes bound to the holder's phone (interface.md 0.5).
-        ConfigurationVariable("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)",
-                              shown: { $0.holdersFile }) { v, c, _ in
-            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
-            c.holdersFile = v
-            return v
-        },
+        .path("KIOSK_HOLDERS_FILE", "the absolute path of the holders' public keys (NAME KEY [groups=a,b] a line)", \.holdersFile),
         .integer("KIOSK_PASS_WINDOW_S", Pass.windowRange, "seconds from 5 to 120", \.passWindowS),
         // Site bundles (interface.md 0.4, "Site bundles"); the key is read at start, not here.
         .file("KIOSK_SITE_KEY", "the absolute path of the site's public key (PEM, EC P-256 or Ed25519) that signs its bundles", \.siteKey),
@@ -633,6 +640,33 @@ extension Configuration {
             return String(n)
         },
         .integer("KIOSK_TORCH_SCREEN_MS", 0...60_000, "milliseconds from 0 to 60000 (0: never)", \.torchScreenMs),
+        // The door speaks (interface.md 0.6). Whether espeak-ng has the voice is asked at start
+        // (an unknown one exits 78 there), not here: this table reads no program.
+        ConfigurationVariable("KIOSK_SPEAKER", "an ALSA PCM name such as default, plughw:CARD=Device or a PCM of /etc/asound.conf (printable, no spaces, at most 256 bytes)",
+                              shown: { $0.speaker ?? "unset" }) { v, c, _ in
+            guard Configuration.isPrintableToken(v, maxBytes: 256) else { return nil }
+            c.speaker = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_VOICE", "an espeak-ng voice such as en, en-us, de or fr (letters, digits, '-', '_', '/', '+'; at most 64 bytes)",
+                              shown: { $0.voice }) { v, c, _ in
+            let allowed: (UInt8) -> Bool = { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x30 && $0 <= 0x39) || "-_/+".utf8.contains($0) }
+            guard v.utf8.count <= 64, !v.hasPrefix("-"), v.utf8.allSatisfy(allowed) else { return nil }
+            c.voice = v
+            return v
+        },
+        ConfigurationVariable("KIOSK_SPEAK", SpeakSetting.expected, shown: { $0.speak.rawValue }) { v, c, _ in
+            guard let s = SpeakSetting(rawValue: v.lowercased()) else { return nil }
+            c.speak = s
+            return s.rawValue
+        },
+        .integer("KIOSK_SPEAK_VOLUME", 0...100, "a volume from 0 to 100", \.speakVolume),
+        ConfigurationVariable("KIOSK_SPEAK_QUIET", QuietWindow.expected, shown: { $0.speakQuiet?.description ?? "unset" }) { v, c, _ in
+            guard let w = QuietWindow(parsing: v) else { return nil }
+            c.speakQuiet = w
+            return w.description
+        },
+        .path("KIOSK_PHRASES_FILE", "the absolute path of a file of KEY TEXT lines (missing: the default phrases)", \.phrasesFile),
     ]
 
     /// Every variable's name, in the table's order.
@@ -678,6 +712,11 @@ extension Configuration {
         mqttContradictions(c, &p, &notes)
         osdpContradictions(c, &p, &notes)
         credentialContradictions(c, &p, &notes)
+        if c.speaker == nil {
+            for name in speechVariables where p.given.contains(name) {
+                notes.append(ConfigWarning(variable: name, value: p.environment[name] ?? "", reason: "ignored: KIOSK_SPEAKER is unset, so the door does not speak"))
+            }
+        }
 
         let known = Set(variables).union(reservedForOnScan)
         let warnings = environment.keys.sorted()
@@ -796,6 +835,9 @@ extension Configuration {
             notes.append(ConfigWarning(variable: "KIOSK_SITE_TOPIC", value: c.siteTopic!, reason: "ignored: KIOSK_MQTT_URL is unset, so the kiosk talks to no broker"))
         }
     }
+
+    /// The speech settings that mean nothing without `KIOSK_SPEAKER`.
+    public static let speechVariables = ["KIOSK_VOICE", "KIOSK_SPEAK", "KIOSK_SPEAK_VOLUME", "KIOSK_SPEAK_QUIET", "KIOSK_PHRASES_FILE"]
 
     /// The credentials' block's names.
     public static let credentialVariables = ["KIOSK_CREDENTIAL_PREFIX", "KIOSK_TRUST_DIR", "KIOSK_CREDENTIAL_ISSUERS", "KIOSK_CREDENTIAL_AUDIENCE",

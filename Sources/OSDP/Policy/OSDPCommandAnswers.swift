@@ -93,7 +93,16 @@ extension OSDPPeripheral {
         case OSDPCode.scrypt:
             return serverCryptogram(data, reply: reply, now: now)
         case OSDPCode.text:
-            return nak(.unknownCommand, reply, error: (.command, "osdp_TEXT: the kiosk has no display"))
+            guard settings.speaksText else { return nak(.unknownCommand, reply, error: (.command, "osdp_TEXT: the kiosk has no display")) }
+            // Reader, text command (1-4: permanent or temporary, wrapped or not), temporary time,
+            // row, column, length, then the text: said once whatever the command, row and column.
+            if let bad = length(data.count >= 6 && data.count == 6 + Int(data[5])) { return bad }
+            let text = data[6...]
+            guard (1...4).contains(data[1]), text.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+                return nak(.unableToProcess, reply, error: (.command, "osdp_TEXT with command \(data[1]) or text that is not printable ASCII"))
+            }
+            let said = String(decoding: text, as: UTF8.self).split(separator: " ").joined(separator: " ")
+            return send(OSDPCode.ack, [], reply) + (said.isEmpty ? [] : [.text(said)])
         default:
             return nak(.unknownCommand, reply, error: (.command, "unknown command 0x\(hex(code))"))
         }

@@ -51,6 +51,9 @@ public struct OSDPPeripheral {
         /// A card read not polled for this long is stale: the controller never gets it.
         public var cardTimeoutNs: UInt64 = 5_000_000_000
         public var cardQueueLimit = 8
+        /// A speaker says the controller's osdp_TEXT (`KIOSK_SPEAKER`): taken (ACK, `.text`) rather
+        /// than refused as by a reader with no display.
+        public var speaksText = false
 
         public init(address: UInt8, identity: OSDPIdentity, key: [UInt8]?, installMode: Bool, requireSecure: Bool,
                     hasBuzzer: Bool, hasLED: Bool, hasOutput: Bool) {
@@ -90,6 +93,8 @@ public struct OSDPPeripheral {
         case output(OSDPOutputRecord)
         /// After the osdp_COM reply is out: the port's new speed (the address has changed already).
         case switchBaud(Int)
+        /// osdp_TEXT's text, to be said (with `Settings.speaksText`): printable ASCII, trimmed.
+        case text(String)
         case event(Event)
     }
 

@@ -18,6 +18,8 @@ import Reader
 public final class OSDPReader: @unchecked Sendable {
     let link: OSDPLink
     let lines: OSDPLines
+    /// Says the controller's osdp_TEXT, when the kiosk has a speaker.
+    let speech: DoorSpeech?
     let format: OSDPCardFormat
     let facility: Int
     let logger: Logger
@@ -100,11 +102,11 @@ public final class OSDPReader: @unchecked Sendable {
     }
 
     /// The access controller's reader on its own thread (`KIOSK_OSDP_PORT`), shut before the lines.
-    static func assemble(_ a: Assembly, door: DoorReader) throws -> OSDPReader? {
+    static func assemble(_ a: Assembly, door: DoorReader, speech: DoorSpeech?) throws -> OSDPReader? {
         guard a.config.isOSDP else { return nil }
         let osdp: OSDPReader
         do {
-            osdp = try OSDPReader(config: a.config, environment: a.environment, door: door, logger: a.logger, clock: a.clock)
+            osdp = try OSDPReader(config: a.config, environment: a.environment, door: door, logger: a.logger, clock: a.clock, speech: speech)
         } catch Failure.configuration {
             throw ServiceExit(ExitStatus.config)
         } catch {
@@ -114,7 +116,8 @@ public final class OSDPReader: @unchecked Sendable {
         return osdp
     }
 
-    init(config: Configuration, environment: [String: String], door: DoorReader, logger: Logger, clock: Clock) throws {
+    init(config: Configuration, environment: [String: String], door: DoorReader, logger: Logger, clock: Clock, speech: DoorSpeech? = nil) throws {
+        self.speech = speech
         self.logger = logger
         format = config.osdpCardFormat
         facility = config.wiegandFacility
@@ -145,6 +148,8 @@ public final class OSDPReader: @unchecked Sendable {
                                                installMode: installMode, requireSecure: config.osdpRequireSecure,
                                                hasBuzzer: lines.hasBuzzer, hasLED: lines.hasLED, hasOutput: lines.hasOutput)
         settings.cardQueueLimit = 8
+        // With a speaker the controller's text is taken and said, as a reader with a display shows it.
+        settings.speaksText = speech != nil
         let peripheral = OSDPPeripheral(settings: settings, cipher: OpenSSLCipher(), keeper: store)
         do {
             link = try OSDPLink(path: config.osdpPort!, baud: baud, peripheral: peripheral, clock: clock)
@@ -214,6 +219,7 @@ public final class OSDPReader: @unchecked Sendable {
         case .buzzer(let r): lines.buzzer(r)
         case .output(let r): lines.output(r)
         case .switchBaud(let baud): logger.info("osdp_baud", ["baud": .int(baud)])
+        case .text(let text): speech?.speaker.say(text: text)  // rendered and said off this thread
         case .send: break
         case .event(let e): log(e)
         }

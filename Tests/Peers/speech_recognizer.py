@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""What a recording says, heard by an independent recogniser: CMU pocketsphinx (Debian's
+python3-pocketsphinx with its US English model, pocketsphinx-en-us), constrained to a JSGF grammar
+of the phrases the kiosk may say, one or more of them in a row.
+
+    speech_recognizer.py RAW PHRASE...
+
+RAW: mono signed 16-bit little-endian samples at 16 kHz (the model's rate). Prints one JSON
+object: {"hypothesis": "...", "phrases": [i, ...]}, the indices of PHRASE in the order heard
+(-1 where the words match no phrase). Run with Debian's /usr/bin/python3 (the package's module
+lives in its dist-packages, not in the peers' virtual environment).
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+from pocketsphinx import pocketsphinx as ps
+
+MODEL = "/usr/share/pocketsphinx/model/en-us"
+
+
+def words(text):
+    return re.sub(r"[^a-z' ]", " ", text.lower()).split()
+
+
+def main():
+    raw_path, phrases = sys.argv[1], sys.argv[2:]
+    spoken = [" ".join(words(p)) for p in phrases]
+    distinct = sorted(set(spoken))
+    grammar = "#JSGF V1.0;\ngrammar kiosk;\npublic <said> = ( " + " | ".join(distinct) + " )+ ;\n"
+    with tempfile.NamedTemporaryFile("w", suffix=".jsgf", delete=False) as g:
+        g.write(grammar)
+    try:
+        config = ps.Decoder.default_config()
+        config.set_string("-hmm", os.path.join(MODEL, "en-us"))
+        config.set_string("-dict", os.path.join(MODEL, "cmudict-en-us.dict"))
+        config.set_string("-jsgf", g.name)
+        config.set_string("-logfn", "/dev/null")
+        # Wider beams than the defaults: with them the grammar's last phrase is not lost
+        # (measured on espeak-ng's voices: the default beams end some recordings early).
+        config.set_float("-beam", 1e-80)
+        config.set_float("-wbeam", 1e-60)
+        config.set_float("-pbeam", 1e-80)
+        decoder = ps.Decoder(config)
+        decoder.start_utt()
+        with open(raw_path, "rb") as f:
+            decoder.process_raw(f.read(), False, True)
+        decoder.end_utt()
+        hyp = decoder.hyp()
+        heard = hyp.hypstr.lower() if hyp else ""
+    finally:
+        os.unlink(g.name)
+    # The phrases in the order heard: at each point the longest phrase that starts there.
+    out, rest = [], heard.split()
+    by_length = sorted(distinct, key=lambda p: -len(p.split()))
+    while rest:
+        for p in by_length:
+            n = len(p.split())
+            if rest[:n] == p.split():
+                out.append(spoken.index(p))
+                rest = rest[n:]
+                break
+        else:
+            out.append(-1)
+            rest = rest[1:]
+    print(json.dumps({"hypothesis": heard, "phrases": out}))
+
+
+if __name__ == "__main__":
+    main()
