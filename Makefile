@@ -74,7 +74,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
+.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-speech bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
 
 all: build
 
@@ -166,6 +166,13 @@ bench-osdp: release
 bench-credentials: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
+
+# What saying a phrase costs (docs/measurements/door-features.md): from a verdict to its first sample
+# written to ALSA (`spoke`'s ms) and the CPU a phrase, the default phrases into ALSA's file PCM;
+# release build; espeak-ng renders them (a test package: speech-test-deps).
+bench-speech: release speech-test-deps
+	$(SWIFT) build $(RELEASE) --product kiosk-dev
+	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev speech $(BENCH_ARGS)
 
 # The idle kiosk's memory (docs/design/memory.md): peak RSS of `kiosk run` with the defaults on an
 # empty replay, then with KIOSK_MQTT_URL at a loopback broker (harness/memory/idle-rss.sh).

@@ -39,6 +39,10 @@ public enum DevCommand {
       kiosk-dev twod [--dump DIR] [--budget-ms N]
                           the 2D bench: 60 drawn Aztec, Data Matrix and PDF417 pictures through
                           the kiosk's still path and zxing-cpp alone (make bench-2d)
+      kiosk-dev speech [--phrases N | --count N] [--voice V] [--cache DIR] [--json]
+                          what saying a phrase costs: from the verdict to its first sample
+                          written to ALSA (spoke's ms), and the CPU a phrase (make bench-speech;
+                          --count: untimed, for make bench-arm64 BENCH_ARGS=--speech)
       kiosk-dev charsets [--samples N] [--verbose]
                           what the payload's text rule makes of short texts in GB2312, Shift_JIS,
                           EUC-JP and ISO-8859-1: right, left as bytes, wrong
@@ -73,6 +77,8 @@ public enum DevCommand {
             return CountBench.main(Array(args.dropFirst()))
         case "twod":
             return TwoDBench.main(Array(args.dropFirst()))
+        case "speech":
+            return SpeechBench.main(Array(args.dropFirst()))
         case "charsets":
             return CharsetBench.main(Array(args.dropFirst()))
         case "screens":

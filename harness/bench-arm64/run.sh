@@ -18,6 +18,7 @@
 #
 #   harness/bench-arm64/run.sh [--short] [--runs N] [--stride N] [--kinds LIST] [--sizes LIST]
 #   harness/bench-arm64/run.sh --credentials [--runs N] [--dev PATH]
+#   harness/bench-arm64/run.sh --speech [--runs N] [--dev PATH]
 #
 # --short (CI): presentations at 640x480 only, one run, zbar on every 4th frame (each code is held
 # near for 30 frames) and not the zbar5 baseline. Every code zbar reads on the presentations
@@ -29,13 +30,18 @@
 # point), counted as (the count of 250 - the count of 50) / 200, with the ratios to a KC1's;
 # then `kiosk-dev credentials` timed under qemu (indicative only). --dev PATH: an arm64 kiosk-dev
 # already built, in place of harness/arm64/build.sh --dev's.
+#
+# --speech (`make bench-arm64 BENCH_ARGS=--speech`): saying a phrase as the speaker does after a
+# verdict (`kiosk-dev speech --count N`: the default phrases through ALSA's plug, 22,050 Hz mono to
+# 48 kHz stereo, into its file PCM over null; rendered at start by espeak-ng, which runs natively,
+# outside the count, and the same in both runs), counted as (the count of 60 - the count of 10) / 50.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${KIOSK_BENCH_ARM64_CACHE:-$REPO/.cache/bench-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-SHORT=0 RUNS=2 STRIDE=3 KINDS= SIZES= CREDENTIALS=0 DEV=
+SHORT=0 RUNS=2 STRIDE=3 KINDS= SIZES= CREDENTIALS=0 SPEECH=0 DEV=
 while [ $# -gt 0 ]; do
   case $1 in
     --short) SHORT=1 RUNS=1 STRIDE=4 ;;
@@ -44,8 +50,9 @@ while [ $# -gt 0 ]; do
     --kinds) KINDS=${2:?}; shift ;;
     --sizes) SIZES=${2:?}; shift ;;
     --credentials) CREDENTIALS=1 ;;
+    --speech) SPEECH=1 ;;
     --dev) DEV=${2:?}; shift ;;
-    *) echo "usage: $0 [--short] [--runs N] [--stride N] [--kinds empty,motion,presentations,low-light] [--sizes 640x480,1280x720] | --credentials [--runs N] [--dev PATH]" >&2; exit 64 ;;
+    *) echo "usage: $0 [--short] [--runs N] [--stride N] [--kinds empty,motion,presentations,low-light] [--sizes 640x480,1280x720] | --credentials [--runs N] [--dev PATH] | --speech [--runs N] [--dev PATH]" >&2; exit 64 ;;
   esac
   shift
 done
@@ -141,6 +148,19 @@ if [ $CREDENTIALS = 1 ]; then
   say "timed under qemu-user (indicative only: emulation weighs code unevenly):"
   timed=$("${QEMU[@]}" "$DEV" credentials --iterations 300) || die "kiosk-dev credentials failed under qemu-aarch64"
   echo "$timed" | sed -n '2,7p' | tee -a "$CACHE/credentials.txt"
+  exit 0
+fi
+
+if [ $SPEECH = 1 ]; then
+  W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-bench-arm64.XXXXXX")
+  trap 'rm -rf "$W"' EXIT
+  export SWIFT_DETERMINISTIC_HASHING=1
+  : >"$CACHE/speech.txt"
+  for run in $(seq 1 "$RUNS"); do
+    a=$(count "$W/s10" "$DEV" speech --count 10) && [ -n "$a" ] || die "kiosk-dev speech --count 10 failed under qemu-aarch64: $(cat "$W/s10")"
+    b=$(count "$W/s60" "$DEV" speech --count 60) && [ -n "$b" ] || die "kiosk-dev speech --count 60 failed under qemu-aarch64: $(cat "$W/s60")"
+    echo "run $run, instructions a phrase (the speaker's work and ALSA's conversion to 48 kHz stereo): $(( (b - a) / 50 ))" | tee -a "$CACHE/speech.txt"
+  done
   exit 0
 fi
 
