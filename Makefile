@@ -393,9 +393,10 @@ test-powercut: deps peers release
 
 # The arm64 VM tier: the arm64 .deb (`make deb ARCH=arm64`, built if missing) installed with apt and
 # run by systemd in qemu-system-aarch64 (-M virt -cpu cortex-a72, TCG) on trixie's arm64 kernel,
-# against vivid, gpio-sim, vimc and a Mosquitto in the guest (harness/vm-arm64/run.sh; cached in
-# .cache/vm-arm64; docs/vm-tests.md).
-test-vm-arm64: deploy-deps
+# against vivid, gpio-sim, vimc, snd-aloop and a Mosquitto in the guest (harness/vm-arm64/run.sh; cached in
+# .cache/vm-arm64; docs/vm-tests.md); the credentials of its speech check are minted by the peers,
+# what the door said is heard on the host by pocketsphinx (speech-test-deps).
+test-vm-arm64: deploy-deps peers speech-test-deps
 	harness/vm-arm64/run.sh
 
 # The clock with no network on the arm64 VM (harness/vm-arm64/clock.sh): the virt machine's PL031

@@ -300,6 +300,65 @@ echo "" >/sys/module/vimc/parameters/inject
 systemctl stop kiosk
 unfeed
 
+# ---- 11. the door speaks: credentials' verdicts said into snd-aloop, recorded at its other end ---------------------
+# The installed kiosk under systemd (the audio group and DeviceAllow=char-alsa of the package's unit,
+# its CacheDirectory) renders its phrases with espeak-ng at start and says each verdict's phrase on
+# the ALSA loopback's playback side; arecord records the capture side (16 kHz mono) onto the third
+# disk, and the host's pocketsphinx hears it (harness/vm-arm64/run.sh). Then the loopback card is
+# unbound mid-run (a USB speaker pulled): speaker_error, the verdicts go on; bound again, the door
+# speaks again.
+SAID=/dev/vdc
+if modprobe snd-aloop && udevadm settle && grep -q Loopback /proc/asound/cards; then
+  mkdir -p /etc/kiosk/trust && cp $P/trust/issuer-1.pem /etc/kiosk/trust/
+  cat >/etc/default/kiosk <<EOF
+KIOSK_FORMAT=GREY
+KIOSK_VERDICT=credentials
+KIOSK_TRUST_DIR=/etc/kiosk/trust
+KIOSK_REQUIRE_SYNCED_CLOCK=0
+KIOSK_SPEAKER=plughw:CARD=Loopback,DEV=0
+KIOSK_VOICE=en-us
+KIOSK_SPEAK=all
+KIOSK_SPEAK_VOLUME=100
+EOF
+  feed bright-GREY-640x480 GREY 640 480
+  arecord -q -D plughw:CARD=Loopback,DEV=1 -f S16_LE -r 16000 -c 1 -t raw /tmp/said.raw 2>/tmp/arecord.err &
+  RECPID=$!
+  mark
+  systemctl reset-failed kiosk 2>/dev/null
+  systemctl start kiosk
+  if wait_journal 'event=speech_phrases' 180; then
+    pass "speech: phrases ready under systemd: $(jlog | grep -o 'event=speech_phrases .*' | head -1 | cut -c1-80)"
+    said=0
+    for step in valid:granted expired:expired plain:not-a-credential; do
+      feed "speech-${step%%:*}-GREY-640x480" GREY 640 480
+      if wait_journal "event=spoke key=${step#*:}" 40; then said=$((said + 1)); else fail "speech: no spoke key=${step#*:} within 40 s"; jlog | tail -15 | show; fi
+      feed bright-GREY-640x480 GREY 640 480
+      sleep 4   # the phrase plays out in real time on the loopback before the next verdict cuts it
+    done
+    kill "$RECPID" 2>/dev/null; wait "$RECPID" 2>/dev/null
+    bytes=$(stat -c %s /tmp/said.raw 2>/dev/null || echo 0)
+    { printf 'SAID %s\n' "$bytes"; head -c 511 /dev/zero; } | head -c 512 >/tmp/said.head
+    cat /tmp/said.head /tmp/said.raw | dd of=$SAID bs=64k conv=fsync status=none
+    info "speech recorded: $bytes bytes, $said phrases said: $(jlog | grep -o 'event=spoke .*' | tr '\n' ';' | cut -c1-150)"
+    # The speaker pulled out mid-run: the loopback card unbound.
+    echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/unbind
+    feed speech-valid2-GREY-640x480 GREY 640 480
+    if wait_journal 'event=verdict result=granted .*credential=bob' 40 && wait_journal 'event=speaker_error' 20; then
+      pass "speech: the speaker gone (snd-aloop unbound), the verdict still given: $(jlog | grep -o 'event=speaker_error .*' | head -1 | cut -c1-100)"
+    else fail "speech: with the speaker gone, want the verdict and a speaker_error"; jlog | tail -15 | show; fi
+    feed bright-GREY-640x480 GREY 640 480
+    echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/bind; udevadm settle
+    sleep 2
+    feed speech-plain2-GREY-640x480 GREY 640 480
+    if wait_journal 'event=spoke key=not-a-credential' 40 && [ "$(jlog | grep -c 'event=spoke key=not-a-credential')" -ge 2 ]; then
+      pass "speech: the speaker back (bound again), the door speaks again: $(jlog | grep -o 'event=speaker_ready .*' | head -1 | cut -c1-80)"
+    else fail "speech: after the speaker came back, no phrase within 40 s"; jlog | tail -15 | show; fi
+  else fail "speech: no speech_phrases within 180 s of the start"; systemctl status kiosk --no-pager | show; jlog | tail -20 | show; fi
+  systemctl stop kiosk
+  unfeed
+  kill "$RECPID" 2>/dev/null
+else fail "speech: modprobe snd-aloop gave no Loopback card"; cat /proc/asound/cards 2>&1 | show; fi
+
 # ---- 10. the idle kiosk's memory on arm64: a figure for docs/measurements/size.md (issue 23), not a limit ----------------
 # As harness/memory/idle-rss.sh on the host: the peak RSS of `kiosk run` with the defaults on a replay of
 # 600 empty 640x480 frames, under GNU time (it forks, then execs), three runs.

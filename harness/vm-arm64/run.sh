@@ -166,10 +166,11 @@ if [ "$PREPARE" = 0 ]; then
 fi
 
 # --- the guest's root: an ext4 image, made once ---------------------------------------------------------
-# The packages of a small systemd system, the tools the checks use (GNU time: the idle RSS), and the
-# kiosk's Depends.
+# The packages of a small systemd system, the tools the checks use (GNU time: the idle RSS; arecord:
+# what the door said), espeak-ng (the package recommends it: the door's phrases), and the kiosk's
+# Depends.
 GUEST_PACKAGES="systemd systemd-sysv udev apt dbus mosquitto mosquitto-clients gpiod v4l-utils kmod procps
-  util-linux libcamera-ipa libcamera0.4 adduser time"
+  util-linux libcamera-ipa libcamera0.4 adduser time espeak-ng alsa-utils"
 # And the .deb's Depends as harness/vm-arm64/deb-depends lists them, so that --prepare (CI's prefetch)
 # can make the root and its slow first boot before the .deb exists. A .deb that needs more makes
 # the root anew (its key changes), and says which list to update.
@@ -273,7 +274,24 @@ if [ "$PREPARE" = 1 ]; then stamp "prepared: the kernel $KVER, its modules and t
 # --- the payload: the second disk -----------------------------------------------------------------
 PL=$W/payload
 mkdir -p "$PL/frames"
-python3 "$VMDIR/frames.py" "$PL/frames" >"$PL/frames/frames.list"     # the amd64 tier's frames
+# The speech check's credentials (group 11): minted by the tests' independent issuer (cwt, from the
+# peers' virtual environment), its public key the guest's trust directory; a valid one, an expired
+# one and two codes that are no credential, each a frame.
+mkdir -p "$PL/trust"
+PEER=${KIOSK_PEERS_PYTHON:-$REPO/.cache/peers/bin/python}
+[ -x "$PEER" ] || die "no peers' python ($PEER): make peers"
+now=$(date +%s)
+mint() {  # mint SUB NBF EXP: a KC1 credential of issuer-1
+  printf '{"op": "sign", "lib": "cwt", "private": "%s", "alg": "ES256", "kid": "issuer-1", "claims": {"1": "acme", "2": "%s", "4": %d, "5": %d, "6": %d}}\n' \
+    "$W/issuer.key" "$1" "$3" "$2" "$2" | "$PEER" "$REPO/Tests/Peers/credentials.py" | sed -n 's/.*"text": *"\([^"]*\)".*/\1/p'
+}
+printf '{"op": "keygen", "alg": "ES256", "private": "%s", "public": "%s"}\n' "$W/issuer.key" "$PL/trust/issuer-1.pem" \
+  | "$PEER" "$REPO/Tests/Peers/credentials.py" >/dev/null || die "the issuer's key was not made"
+VALID=$(mint alice $((now - 3600)) $((now + 7 * 86400))) EXPIRED=$(mint dave $((now - 7200)) $((now - 3600)))
+VALID2=$(mint bob $((now - 3600)) $((now + 7 * 86400)))
+[ -n "$VALID" ] && [ -n "$EXPIRED" ] && [ -n "$VALID2" ] || die "the speech check's credentials were not minted"
+python3 "$VMDIR/frames.py" "$PL/frames" "speech-valid=$VALID" "speech-expired=$EXPIRED" "speech-valid2=$VALID2" \
+  "speech-plain=KIOSK-VM-HELLO" "speech-plain2=KIOSK-VM-AGAIN" >"$PL/frames/frames.list"   # the amd64 tier's frames, and these
 rm -f "$PL"/frames/*.pgm "$PL"/frames/*.ppm
 cp "$DEB" "$HERE/guest.sh" "$PL/"
 # The verdict program of the strike check: grants every code.
@@ -298,7 +316,10 @@ LOG=$CACHE/last-run.log
 : >"$LOG"
 console() { tr -d '\r' <"$LOG" | sed 's/\x1b[^a-zA-Z]*[a-zA-Z]//g'; }   # the console, its escape sequences out
 BOOT_APPEND=$APPEND
-qemu_boot "$LOG" "file=$W/root.qcow2,format=qcow2" "file=$W/payload.img,format=raw"
+# A third disk the guest writes what the door said to (group 11): a header line "SAID BYTES", then
+# at 512 the samples (16 kHz mono S16_LE, recorded at the loopback's other end).
+truncate -s 16M "$W/said.img"
+qemu_boot "$LOG" "file=$W/root.qcow2,format=qcow2" "file=$W/payload.img,format=raw" "file=$W/said.img,format=raw"
 t0=$SECONDS booted=0 QSTATUS=
 while kill -0 "$QPID" 2>/dev/null; do
   # (grep -c and tail read the console to its end: a grep -q that stops early leaves tr writing into a
@@ -314,6 +335,28 @@ console | grep -E '^(PASS|FAIL|INFO) ' || true
 stamp "VM finished (QEMU status $QSTATUS; console in $LOG)"
 passed=$(console | grep -c '^PASS ' || true)
 failed=$(console | grep -c '^FAIL ' || true)
+# What the door said, heard on the host by Debian's pocketsphinx (Tests/Peers/speech_recognizer.py),
+# constrained to the grammar of every default phrase: the three verdicts' phrases, in order.
+said=$(head -c 64 "$W/said.img" | tr -d '\0' | sed -n 's/^SAID \([0-9]*\)$/\1/p')
+if console | grep -c '^INFO speech recorded' >/dev/null; then
+  if [ -n "$said" ] && [ "$said" -gt 16000 ]; then
+    dd if="$W/said.img" of="$W/said.raw" bs=512 skip=1 count=$(( (said + 511) / 512 )) status=none && truncate -s "$said" "$W/said.raw"
+    PHRASES=("Welcome." "This pass is out of date." "This code is not valid here." "This code is old. Please show the live pass."
+             "This pass was already used." "Not at this time." "This pass does not open this door." "The building is locked down."
+             "This pass has been withdrawn." "The door cannot check passes now. Please call for help." "Please enter your pin."
+             "Wrong pin." "No pin was entered." "Too many wrong pins. Please call for help." "Setup done." "Setup code refused.")
+    heard=$(/usr/bin/python3 "$REPO/Tests/Peers/speech_recognizer.py" "$W/said.raw" "${PHRASES[@]}" 2>&1) || heard="the recogniser failed: $heard"
+    order=$(python3 -c 'import json, sys; print(" ".join(str(i) for i in json.loads(sys.argv[1])["phrases"]))' "$heard" 2>/dev/null || echo "?")
+    if [ "$order" = "0 1 2" ]; then
+      echo "PASS speech: what the installed kiosk said into snd-aloop, recorded by arecord at its other end ($((said / 32000)) s), heard by pocketsphinx on the host as Welcome., This pass is out of date., This code is not valid here."
+      passed=$((passed + 1))
+    else
+      echo "FAIL speech: pocketsphinx heard $heard (want the phrases 0 1 2: Welcome, out of date, not valid here)"; failed=$((failed + 1))
+    fi
+  else
+    echo "FAIL speech: the guest wrote no recording (${said:-no header})"; failed=$((failed + 1))
+  fi
+fi
 result=$(console | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -1 || true)
 if [ $booted = 0 ]; then
   echo "FAIL vm-arm64: the guest did not boot within ${BOOT_S}s (no 'guest up' line; see $LOG)"; tail -20 "$LOG"; failed=$((failed + 1))

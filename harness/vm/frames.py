@@ -11,7 +11,9 @@ host can check it with `kiosk decode`, and a BGR888 frame's green channel (what 
 plugin reads as luma). Two uniform GREY frames, dark (luma 20) and bright (luma 200), are the room
 for the torch checks.
 
-usage: frames.py OUTDIR        prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA
+usage: frames.py OUTDIR [NAME=TEXT]...
+    prints one line per frame: NAME FOURCC WIDTH HEIGHT SYMBOLOGY DATA. Each NAME=TEXT adds a GREY
+    640x480 frame NAME-GREY-640x480 of a QR code of TEXT (the arm64 tier's credentials).
 """
 import os
 import subprocess
@@ -100,6 +102,10 @@ def main():
     # streams as YUYV.
     rows = modules(58, "KIOSK-VM-UVC-0001")
     frames.append(("uvc-GREY-640x480", "GREY", 640, 480, draw(640, 480, rows, False, "centre"), "QR-Code", "KIOSK-VM-UVC-0001"))
+    for extra in sys.argv[2:]:
+        name, text = extra.split("=", 1)
+        rows = modules(58, text)
+        frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, draw(640, 480, rows, False, "centre"), "QR-Code", text))
     for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
         frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:
