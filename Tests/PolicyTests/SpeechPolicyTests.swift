@@ -124,13 +124,27 @@ final class SpeechCacheTests: XCTestCase {
 
     func testWAVAsEspeakWritesIt() {
         func le32(_ v: Int) -> [UInt8] { [UInt8(v & 0xff), UInt8(v >> 8 & 0xff), UInt8(v >> 16 & 0xff), UInt8(v >> 24 & 0xff)] }
-        let fmt: [UInt8] = Array("fmt ".utf8) + le32(16) + [1, 0, 1, 0] + le32(22050) + le32(44100) + [2, 0, 16, 0]
-        let data: [UInt8] = Array("data".utf8) + le32(6) + [1, 0, 0xff, 0xff, 0, 0x80]
-        let wav = Array("RIFF".utf8) + le32(4 + fmt.count + data.count) + Array("WAVE".utf8) + fmt + data
+        // Built step by step: Swift 6.0.3 (trixie) cannot type-check one long sum of arrays in time.
+        var fmt: [UInt8] = Array("fmt ".utf8)
+        fmt += le32(16)
+        fmt += [1, 0, 1, 0]
+        fmt += le32(22050)
+        fmt += le32(44100)
+        fmt += [2, 0, 16, 0]
+        var data: [UInt8] = Array("data".utf8)
+        data += le32(6)
+        data += [1, 0, 0xff, 0xff, 0, 0x80]
+        var wav: [UInt8] = Array("RIFF".utf8)
+        wav += le32(4 + fmt.count + data.count)
+        wav += Array("WAVE".utf8)
+        wav += fmt
+        wav += data
         XCTAssertEqual(WAVFile.parse(wav)?.sampleRate, 22050)
         XCTAssertEqual(WAVFile.parse(wav)?.samples, [1, -1, -32768])
         // Written to a pipe: the data's size is left at its maximum.
-        let piped = Array(wav.prefix(wav.count - 10)) + le32(0x7fff_ffff) + [1, 0, 2, 0, 3, 0]
+        var piped = Array(wav.prefix(wav.count - 10))
+        piped += le32(0x7fff_ffff)
+        piped += [1, 0, 2, 0, 3, 0]
         XCTAssertEqual(WAVFile.parse(piped)?.samples, [1, 2, 3])
         var stereo = wav
         stereo[22] = 2

@@ -4,7 +4,8 @@
 # time's -f %M prints it) of
 # `kiosk run` with the defaults on a replay of 600 empty 640x480 frames, the median of 5 runs; then
 # the same with KIOSK_MQTT_URL at a Mosquitto broker started here on a loopback port (what MQTT
-# costs when on: libmosquitto, libssl and libcrypto are loaded then, not before). A bench, not a
+# costs when on: libmosquitto, libssl and libcrypto are loaded then, not before), and with a speaker
+# (KIOSK_SPEAKER: libasound and the phrases). A bench, not a
 # test: it prints figures and fails only when a run fails.
 #
 #   harness/memory/idle-rss.sh [--binary PATH]     (make bench-memory)
@@ -57,6 +58,17 @@ if [ -r /proc/$pid/smaps ]; then
        END { for (n in rss) if (rss[n] > 64) printf "  %6d %6d  %s\n", rss[n], dirty[n], n; printf "  %6d        total\n", total }' /proc/$pid/smaps | sort -rn
 fi
 kill $pid 2>/dev/null; wait $pid 2>/dev/null || true
+
+# With a speaker (KIOSK_SPEAKER: ALSA's file PCM over null in an asoundrc of its own): libasound
+# loaded, the default phrases rendered by espeak-ng into a cache here and held as samples.
+if [ -x /usr/bin/espeak-ng ]; then
+  printf 'pcm.door { type file; slave.pcm "null"; file "/dev/null"; format "raw" }\n' >"$work/asoundrc"
+  speech=$(median_rss KIOSK_SPEAKER=door CACHE_DIRECTORY="$work/cache" ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$work/asoundrc")
+  [[ $speech =~ ^[0-9]+$ ]] || exit 1
+  echo "idle RSS, KIOSK_SPEAKER set (libasound loaded, the 16 default phrases held): $(mb "$speech") MB ($speech kB, +$(mb $((speech - idle))) MB)"
+else
+  echo "idle RSS with speech: not measured (no espeak-ng: make speech-test-deps)"
+fi
 
 if command -v mosquitto >/dev/null; then
   start_broker
