@@ -283,11 +283,12 @@ builds: release
 # and libical (CryptoTests, CredentialsTests, the credential and access end-to-end tests with
 # Python 3.13's peers; site bundles signed by pycose, verified by OpenSSL 3.5), libmosquitto 2.0.21 (FleetTests), libsystemd 257 (SystemdTests), and the
 # pure policy (PolicyTests) as 6.0.3 compiles it, the phone screens' attempts and the safety net's
-# glance on zxing-cpp 2.x (ScreenTests, SafetyNetTests); the demo runs after, end to end.
+# glance on zxing-cpp 2.x (ScreenTests, SafetyNetTests), libasound and espeak-ng 1.52 (SpeechTests and
+# the spoken verdicts, heard by trixie's pocketsphinx); the demo runs after, end to end.
 TEST_TRIXIE := GPIOTests CameraTests ReaderTests CryptoTests CredentialsTests FleetTests PolicyTests \
 	DevToolsTests.CorpusTests DevToolsTests.AccuracyCorpusTests KioskTests.CredentialEndToEndTests \
 	KioskTests.AccessEndToEndTests KioskTests.SiteBundleEndToEndTests KioskTests.SystemdTests \
-	KioskTests.ScreenTests KioskTests.SafetyNetTests
+	KioskTests.ScreenTests KioskTests.SafetyNetTests SpeechTests KioskTests.SpeechEndToEndTests
 test-trixie-part:
 	$(MAKE) test TEST_ONLY="$(TEST_TRIXIE)" TEST_PARTS="test-examples test-docs"
 
