@@ -248,9 +248,12 @@ demo: release
 
 # The speaker's tests (SpeechTests): espeak-ng renders the phrases (the package only recommends it:
 # not a build dependency), and an independent recogniser hears what ALSA's file PCM received:
-# Debian's pocketsphinx (python3-pocketsphinx 0.1.15) with its US English model. Test-only: never
+# Debian's pocketsphinx with its US English model: bookworm's Python module (python3-pocketsphinx
+# 0.1.15), trixie's program (pocketsphinx_continuous; trixie has no Python module). Test-only: never
 # in `make deps`.
-SPEECH_TEST_PACKAGES := espeak-ng python3-pocketsphinx pocketsphinx-en-us
+SPEECH_TEST_PACKAGES_bookworm := python3-pocketsphinx
+SPEECH_TEST_PACKAGES_trixie := pocketsphinx
+SPEECH_TEST_PACKAGES := espeak-ng pocketsphinx-en-us $(SPEECH_TEST_PACKAGES_$(CODENAME))
 speech-test-deps:
 	@$(call install_missing,$(SPEECH_TEST_PACKAGES))
 

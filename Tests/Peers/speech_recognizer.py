@@ -9,7 +9,9 @@ of the phrases the kiosk may say, one or more of them in a row.
 RAW: mono signed 16-bit little-endian samples at 16 kHz (the model's rate). Prints one JSON
 object: {"hypothesis": "...", "phrases": [i, ...]}, the indices of PHRASE in the order heard
 (-1 where the words match no phrase). Run with Debian's /usr/bin/python3 (the package's module
-lives in its dist-packages, not in the peers' virtual environment).
+lives in its dist-packages, not in the peers' virtual environment). Where Debian has no Python
+module (trixie), its program, pocketsphinx_continuous, hears the recording (as a WAV file) with the
+same model, grammar and beams, one line an utterance.
 """
 import json
 import os
@@ -17,13 +19,61 @@ import re
 import sys
 import tempfile
 
-from pocketsphinx import pocketsphinx as ps
+import subprocess
+import wave
+
+try:
+    from pocketsphinx import pocketsphinx as ps
+except ImportError:
+    ps = None
 
 MODEL = "/usr/share/pocketsphinx/model/en-us"
 
 
 def words(text):
     return re.sub(r"[^a-z' ]", " ", text.lower()).split()
+
+# Wider beams than the defaults: with them the grammar's last phrase is not lost (measured on
+# espeak-ng's voices: the default beams end some recordings early).
+BEAMS = [("-beam", "1e-80"), ("-wbeam", "1e-60"), ("-pbeam", "1e-80")]
+
+
+def by_module(raw_path, jsgf):
+    """The whole recording as one utterance, through python3-pocketsphinx (bookworm)."""
+    config = ps.Decoder.default_config()
+    config.set_string("-hmm", os.path.join(MODEL, "en-us"))
+    config.set_string("-dict", os.path.join(MODEL, "cmudict-en-us.dict"))
+    config.set_string("-jsgf", jsgf)
+    config.set_string("-logfn", "/dev/null")
+    for name, value in BEAMS:
+        config.set_float(name, float(value))
+    decoder = ps.Decoder(config)
+    decoder.start_utt()
+    with open(raw_path, "rb") as f:
+        decoder.process_raw(f.read(), False, True)
+    decoder.end_utt()
+    hyp = decoder.hyp()
+    return hyp.hypstr.lower() if hyp else ""
+
+
+def by_program(raw_path, jsgf):
+    """pocketsphinx_continuous on the recording as a WAV file (trixie): an utterance a line."""
+    with tempfile.NamedTemporaryFile(suffix=".wav", delete=False) as w:
+        wav_path = w.name
+    try:
+        with open(raw_path, "rb") as f, wave.open(wav_path, "wb") as out:
+            out.setnchannels(1)
+            out.setsampwidth(2)
+            out.setframerate(16000)
+            out.writeframes(f.read())
+        args = ["pocketsphinx_continuous", "-infile", wav_path, "-hmm", os.path.join(MODEL, "en-us"),
+                "-dict", os.path.join(MODEL, "cmudict-en-us.dict"), "-jsgf", jsgf, "-logfn", "/dev/null"]
+        for name, value in BEAMS:
+            args += [name, value]
+        result = subprocess.run(args, check=True, capture_output=True, text=True)
+        return " ".join(line.strip().lower() for line in result.stdout.splitlines() if line.strip())
+    finally:
+        os.unlink(wav_path)
 
 
 def main():
@@ -34,23 +84,7 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".jsgf", delete=False) as g:
         g.write(grammar)
     try:
-        config = ps.Decoder.default_config()
-        config.set_string("-hmm", os.path.join(MODEL, "en-us"))
-        config.set_string("-dict", os.path.join(MODEL, "cmudict-en-us.dict"))
-        config.set_string("-jsgf", g.name)
-        config.set_string("-logfn", "/dev/null")
-        # Wider beams than the defaults: with them the grammar's last phrase is not lost
-        # (measured on espeak-ng's voices: the default beams end some recordings early).
-        config.set_float("-beam", 1e-80)
-        config.set_float("-wbeam", 1e-60)
-        config.set_float("-pbeam", 1e-80)
-        decoder = ps.Decoder(config)
-        decoder.start_utt()
-        with open(raw_path, "rb") as f:
-            decoder.process_raw(f.read(), False, True)
-        decoder.end_utt()
-        hyp = decoder.hyp()
-        heard = hyp.hypstr.lower() if hyp else ""
+        heard = by_module(raw_path, g.name) if ps else by_program(raw_path, g.name)
     finally:
         os.unlink(g.name)
     # The phrases in the order heard: at each point the longest phrase that starts there.
