@@ -102,11 +102,13 @@ final class SpeechEndToEndTests: XCTestCase {
     /// A speaker that cannot be opened never delays or loses a verdict: every verdict is given, and
     /// the warning says why.
     func testASpeakerThatCannotBeOpenedLosesNoVerdict() throws {
-        let codes = [try mint([:]), "HELLO", try mint(["2": "bob"])]
+        // The code that is no credential first: it is judged at once, the credentials in turn on
+        // the verifier's thread, so only this order is the log's whatever the machine's load.
+        let codes = ["HELLO", try mint([:]), try mint(["2": "bob"])]
         let replayFolder = try DoorFixtures.replay(codes, at: folder + "/replay")
         let r = try KioskProcess.run(["run"], env: env(speaker: "gone", ["KIOSK_CAMERA": "replay:" + replayFolder]))
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertEqual(r.reasons, ["valid", "not a credential", "valid"], r.stderr)
+        XCTAssertEqual(r.reasons, ["not a credential", "valid", "valid"], r.stderr)
         XCTAssertEqual(r.of("verdict").count, 3, r.stderr)
         XCTAssertGreaterThanOrEqual(r.of("speaker_error").count, 1, r.stderr)
         XCTAssertEqual(r.of("speaker_error").first?["level"], "warning", r.stderr)
