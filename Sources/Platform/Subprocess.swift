@@ -6,6 +6,13 @@ import Glibc
 /// could not be started. stdin and stderr are /dev/null. For short questions such as
 /// `systemctl is-active kiosk.service`; the scan program has its own runner (timeouts, stdin).
 public func programOutput(_ path: String, _ arguments: [String]) -> String? {
+    runProgram(path, arguments)?.output
+}
+
+/// Runs a program (never through a shell: `arguments` are its argv, a stranger's text stays one
+/// argument) and returns its exit status (128 + N when signal N ended it) and what it printed on
+/// stdout and stderr (`mergeErrors`), nil when it could not be started. stdin is /dev/null.
+public func runProgram(_ path: String, _ arguments: [String], mergeErrors: Bool = false) -> (status: Int32, output: String)? {
     var pipeFDs: [Int32] = [-1, -1]
     guard kiosk_pipe_cloexec(&pipeFDs) == 0 else { return nil }
     var actions = posix_spawn_file_actions_t()
@@ -13,7 +20,11 @@ public func programOutput(_ path: String, _ arguments: [String]) -> String? {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if mergeErrors {
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0
@@ -26,7 +37,9 @@ public func programOutput(_ path: String, _ arguments: [String]) -> String? {
     close(pipeFDs[0])
     var waitStatus: Int32 = 0
     _ = try? Syscall.retryingEINTR { waitpid(pid, &waitStatus, 0) }
-    return String(decoding: output, as: UTF8.self)
+    // WIFEXITED / WEXITSTATUS are macros: the bits as <sys/wait.h> defines them.
+    let exit = waitStatus & 0x7f == 0 ? (waitStatus >> 8) & 0xff : 128 + (waitStatus & 0x7f)
+    return (exit, String(decoding: output, as: UTF8.self))
 }
 
 /// The wall clock as ISO 8601 in UTC, to the second ("2026-12-01T09:45:00Z"): for captions only;
