@@ -34,6 +34,8 @@ let package = Package(
         .executableTarget(name: "FuzzStore", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // Passes bound to the holder's phone: the KH1: reader, COSE_Key, cnf, the verifier.
         .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // Setup codes: the KS1: reader, the site key, the payload, what a code changes, the whole check.
+        .executableTarget(name: "FuzzSetup", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )
