@@ -32,7 +32,8 @@ final class SetupDeskTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder + "/root/etc/default", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: folder + "/state", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: folder + "/run", withIntermediateDirectories: true)
-        peer = try SetupPeer(folder: folder)
+        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
+        peer = SetupPeer(python: python, folder: folder)
         try peer.keygen("site")
     }
     override func tearDown() { try? FileManager.default.removeItem(atPath: folder) }

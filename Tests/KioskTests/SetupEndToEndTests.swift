@@ -27,7 +27,8 @@ final class SetupEndToEndTests: XCTestCase {
         for d in ["/root/etc/default", "/state", "/run", "/replay", "/card/etc/default"] {
             try FileManager.default.createDirectory(atPath: folder + d, withIntermediateDirectories: true)
         }
-        peer = try SetupPeer(folder: folder)
+        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
+        peer = SetupPeer(python: python, folder: folder)
         try peer.keygen("site")
     }
     override func tearDown() { if !folder.isEmpty { try? FileManager.default.removeItem(atPath: folder) } }

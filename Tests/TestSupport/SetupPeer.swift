@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
-import XCTest
 
 /// Setup codes (`KS1:`, interface 0.6) made from the spec by PyPI's `cbor2` and `cryptography` in
 /// the peers' venv (KIOSK_PEERS_PYTHON), not by the kiosk's code nor `site-setup`: keys, and codes
@@ -10,8 +9,8 @@ public struct SetupPeer {
     public let python: String
     public let folder: String
 
-    public init(folder: String) throws {
-        guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
+    /// `python`: the peers' (CredentialPeer.python; a test skips without it).
+    public init(python: String, folder: String) {
         self.python = python
         self.folder = folder
     }
