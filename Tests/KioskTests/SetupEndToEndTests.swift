@@ -108,8 +108,10 @@ final class SetupEndToEndTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: folder + "/card/etc/default/kiosk", encoding: .utf8), before)
         assertNoSecret(show.stdout + show.stderr, "--show")
 
-        // --apply --root: the files of an SD card's root, each step said.
+        // --apply --root: the files of an SD card's root, each step said; the hand-over consumed.
+        try FileManager.default.copyItem(atPath: file, toPath: folder + "/stranger.ks1")
         let apply = try KioskProcess.run(["setup", "--apply", file, "--root", card])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file), "the kiosk's hand-over is consumed: the path unit does not start again")
         XCTAssertEqual(apply.status, 0, apply.stdout + apply.stderr)
         assertNoSecret(apply.stdout + apply.stderr, "--apply")
         XCTAssertEqual(apply.of("setup").first?["result"], "applied")
@@ -128,7 +130,6 @@ final class SetupEndToEndTests: XCTestCase {
                        SetupSiteKey.der(pem: try String(contentsOfFile: folder + "/site.pem", encoding: .utf8)), "the site's key pinned")
 
         // The same card again: its site is pinned now; a file not written by root or the kiosk is refused.
-        try FileManager.default.copyItem(atPath: file, toPath: folder + "/stranger.ks1")
         XCTAssertEqual(chown(folder + "/stranger.ks1", 65534, 65534), 0)
         let stranger = try KioskProcess.run(["setup", "--apply", folder + "/stranger.ks1", "--root", card])
         XCTAssertEqual(stranger.status, 1)

@@ -117,8 +117,8 @@ check unit-exec-start "the staged unit runs /usr/local/bin/kiosk run" \
 check unit-verify "systemd-analyze verify of the staged unit: no message" verify_unit "$dest"
 check setup-units-verify "systemd-analyze verify of kiosk-setup.path and .service (root, kiosk setup --apply): no message" \
   verify_unit "$dest" kiosk-setup.path kiosk-setup.service
-check setup-units-exec "kiosk-setup.service applies /run/kiosk/setup/code with the staged binary and removes it after" \
-  bash -c 'grep -qx "ExecStart=/usr/local/bin/kiosk setup --apply /run/kiosk/setup/code" "$1" && grep -qx "ExecStopPost=/bin/rm -f /run/kiosk/setup/code" "$1" \
+check setup-units-exec "kiosk-setup.service applies /run/kiosk/setup/code with the staged binary when the path unit sees it" \
+  bash -c 'grep -qx "ExecStart=/usr/local/bin/kiosk setup --apply /run/kiosk/setup/code" "$1" \
            && grep -qx "PathExists=/run/kiosk/setup/code" "$2"' _ "$dest/etc/systemd/system/kiosk-setup.service" "$dest/etc/systemd/system/kiosk-setup.path"
 # The check above only means something if verify does speak up on a broken unit.
 broken=$work/broken

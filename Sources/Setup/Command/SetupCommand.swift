@@ -112,7 +112,11 @@ enum SetupCommand {
             return ExitStatus.failure
         }
         let plan: SetupPlan
-        switch checked(path, target: target, checkOwner: true) {
+        let result = checked(path, target: target, checkOwner: true)
+        // The kiosk's hand-over (`$RUNTIME_DIRECTORY/setup/code`) is consumed whatever the outcome:
+        // the path unit must not start this again for it, and a code is taken once.
+        if path.hasSuffix("/setup/" + SetupDesk.fileName) { unlink(path) }
+        switch result {
         case .failure(let r):
             print("refused: \(r)")
             logger.log(.warning, "setup", fields: [("result", "refused"), ("reason", .text(r.reason.text)), ("error", .text(r.detail))])
