@@ -35,6 +35,9 @@
 //                 libasound (loaded on first use) after a verdict's beeps; Policy/: the phrases and
 //                 their keys, the phrases file, the quiet window, the speaker's cuts and back-off
 //   GPIO        - where a line changes (buzzer, torch, strike, LEDs) through libgpiod
+//   Setup       - a new door joins its site from one signed code (`KS1:`): the window after boot
+//                 and the exit button, the code's check and what it changes (Policy/); the kiosk's
+//                 side off the frame loop (Service/); `kiosk setup --apply/--show/--forget-site` (Command/)
 //   Kiosk       - the service: the composition root, the frame loop, stats and metrics, signals,
 //                 the log's output; Policy/: every KIOSK_* variable (one table), log text, formats
 //   Commands    - the command line: it parses arguments and calls the service (run, demo, check,
@@ -63,9 +66,9 @@ func elsewhere(_ sources: [String]) -> [String] {
     }
 }
 
-let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Speech/Policy", "Kiosk/Policy"]
-let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service", "Speech/Service"]
-let commands = ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command"]
+let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Speech/Policy", "Kiosk/Policy", "Setup/Policy"]
+let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service", "Speech/Service", "Setup/Service"]
+let commands = ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Setup/Command"]
 
 let package = Package(
     name: "kiosk",

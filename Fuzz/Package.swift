@@ -36,6 +36,8 @@ let package = Package(
         .executableTarget(name: "FuzzPass", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // The door's phrases file, the quiet window, a phrase cache file.
         .executableTarget(name: "FuzzPhrases", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // Setup codes: the KS1: reader, the site key, the payload, what a code changes, the whole check.
+        .executableTarget(name: "FuzzSetup", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -110,6 +110,9 @@ sed -e 's|^ExecStart=/usr/local/bin/kiosk|ExecStart=/usr/bin/kiosk|' \
     "$repo/deploy/kiosk.service" > "$root/lib/systemd/system/kiosk.service"
 grep -q '^ExecStart=/usr/bin/kiosk run$' "$root/lib/systemd/system/kiosk.service" \
   || { echo "build-deb.sh: could not point ExecStart at /usr/bin/kiosk" >&2; exit 1; }
+# Setup at the door: the path unit watches for the code the kiosk took; the service applies it as root.
+install -m 0644 "$repo/deploy/kiosk-setup.path" "$root/lib/systemd/system/kiosk-setup.path"
+sed -e 's|/usr/local/bin/kiosk|/usr/bin/kiosk|' "$repo/deploy/kiosk-setup.service" > "$root/lib/systemd/system/kiosk-setup.service"
 sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kiosk|' \
     "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
 install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
@@ -271,12 +274,14 @@ fi
 
 # As dh_installsystemd writes it: enable on first install, keep the admin's choice on upgrade.
 if [ "$1" = "configure" ] || [ "$1" = "abort-upgrade" ] || [ "$1" = "abort-deconfigure" ] || [ "$1" = "abort-remove" ] ; then
-	deb-systemd-helper unmask 'kiosk.service' >/dev/null || true
-	if deb-systemd-helper --quiet was-enabled 'kiosk.service'; then
-		deb-systemd-helper enable 'kiosk.service' >/dev/null || true
-	else
-		deb-systemd-helper update-state 'kiosk.service' >/dev/null || true
-	fi
+	for unit in kiosk.service kiosk-setup.path; do
+		deb-systemd-helper unmask "$unit" >/dev/null || true
+		if deb-systemd-helper --quiet was-enabled "$unit"; then
+			deb-systemd-helper enable "$unit" >/dev/null || true
+		else
+			deb-systemd-helper update-state "$unit" >/dev/null || true
+		fi
+	done
 fi
 if [ "$1" = "configure" ] || [ "$1" = "abort-upgrade" ] || [ "$1" = "abort-deconfigure" ] || [ "$1" = "abort-remove" ] ; then
 	if [ -d /run/systemd/system ]; then
@@ -286,7 +291,7 @@ if [ "$1" = "configure" ] || [ "$1" = "abort-upgrade" ] || [ "$1" = "abort-decon
 		else
 			_dh_action=start
 		fi
-		deb-systemd-invoke $_dh_action 'kiosk.service' >/dev/null || true
+		deb-systemd-invoke $_dh_action 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
 	fi
 fi
 EOF
@@ -296,7 +301,7 @@ cat > "$root/DEBIAN/prerm" <<'EOF'
 set -e
 
 if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
-	deb-systemd-invoke stop 'kiosk.service' >/dev/null || true
+	deb-systemd-invoke stop 'kiosk-setup.path' 'kiosk.service' >/dev/null || true
 fi
 EOF
 
@@ -309,13 +314,13 @@ if [ -d /run/systemd/system ] && [ "$1" = remove ]; then
 fi
 if [ "$1" = "remove" ]; then
 	if [ -x "/usr/bin/deb-systemd-helper" ]; then
-		deb-systemd-helper mask 'kiosk.service' >/dev/null || true
+		deb-systemd-helper mask 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
 	fi
 fi
 if [ "$1" = "purge" ]; then
 	if [ -x "/usr/bin/deb-systemd-helper" ]; then
-		deb-systemd-helper purge 'kiosk.service' >/dev/null || true
-		deb-systemd-helper unmask 'kiosk.service' >/dev/null || true
+		deb-systemd-helper purge 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
+		deb-systemd-helper unmask 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
 	fi
 	# The service's state (StateDirectory=kiosk). The user kiosk is left in place, as Debian
 	# packages do: files elsewhere may still belong to it (userdel kiosk removes it).

@@ -63,6 +63,7 @@ fi
 
 bin_path=$PREFIX/bin/kiosk
 unit_path=/etc/systemd/system/kiosk.service
+setup_units="/etc/systemd/system/kiosk-setup.path /etc/systemd/system/kiosk-setup.service"
 doc_dir=$PREFIX/share/doc/kiosk
 man_pages="$PREFIX/share/man/man8/kiosk.8.gz $PREFIX/share/man/man5/kiosk.conf.5.gz"
 plugin_dir=$PREFIX/share/kiosk/libcamera-plugin
@@ -94,10 +95,11 @@ remove() {
 
 if [ "$mode" = uninstall ]; then
   if systemd_up; then
-    systemctl disable --now kiosk.service 2>/dev/null || true
+    systemctl disable --now kiosk.service kiosk-setup.path 2>/dev/null || true
   fi
   remove "$bin_path"
   remove "$unit_path"
+  for u in $setup_units; do remove "$u"; done
   remove "$dropin_path"
   rmdir "$DESTDIR${dropin_path%/*}" 2>/dev/null || true
   remove "$doc_dir"
@@ -149,10 +151,14 @@ strip --strip-unneeded "$tmp/kiosk" 2>/dev/null || echo "install.sh: strip faile
 sed -e "s|^ExecStart=/usr/local/bin/kiosk|ExecStart=$bin_path|" \
     -e "s|file:///usr/local/share/doc/kiosk/|file://$doc_dir/|" \
     "$repo/deploy/kiosk.service" > "$tmp/kiosk.service"
+# Setup at the door: the path unit watches for the code the kiosk took; the service applies it as root.
+sed -e "s|/usr/local/bin/kiosk|$bin_path|" "$repo/deploy/kiosk-setup.service" > "$tmp/kiosk-setup.service"
 
 echo "install.sh: $("$binary" --version | head -1) into ${DESTDIR:-/}"
 put "$tmp/kiosk" "$bin_path" 755
 put "$tmp/kiosk.service" "$unit_path" 644
+put "$repo/deploy/kiosk-setup.path" /etc/systemd/system/kiosk-setup.path 644
+put "$tmp/kiosk-setup.service" /etc/systemd/system/kiosk-setup.service 644
 put "$repo/README.md" "$doc_dir/README.md" 644
 for f in "$repo"/docs/*.md; do put "$f" "$doc_dir/docs/${f##*/}" 644; done
 # The manual pages, gzipped reproducibly (-n): the same bytes each run, so a second run changes nothing.
@@ -204,6 +210,7 @@ done
 if systemd_up; then
   systemctl daemon-reload
   systemctl is-enabled --quiet kiosk.service 2>/dev/null || systemctl enable kiosk.service
+  systemctl is-enabled --quiet kiosk-setup.path 2>/dev/null || systemctl enable --now kiosk-setup.path
   if [ "$start" = 1 ]; then
     if [ "$changed" = 1 ]; then systemctl restart kiosk.service; else systemctl start kiosk.service; fi
     echo "install.sh: kiosk enabled and started; follow it with: journalctl -u kiosk -f"

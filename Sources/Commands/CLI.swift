@@ -34,6 +34,8 @@ public enum KioskCommand {
             return Aim.run(Array(args.dropFirst()), environment: environment)
         case "mode":
             return ModeCommand.run(Array(args.dropFirst()), environment: environment)
+        case "setup":
+            return SetupCommand.run(Array(args.dropFirst()), environment: environment)
         case "doctor":
             guard args.count == 1 else { return usageError("'doctor' takes no arguments") }
             return doctor(environment: environment)
@@ -70,6 +72,10 @@ public enum KioskCommand {
                                       the last code's module size, a hint (the service must be stopped)
       kiosk mode normal | lockdown | unlock --until HH:MM|+N[smh]|UNIX_SECONDS
                                       set the running kiosk's door mode (root or the group kiosk)
+      kiosk setup --apply FILE [--root DIR] | --show FILE [--root DIR] | --forget-site [--root DIR]
+                                      a signed setup code (KS1:, a file or a PNG): apply it (root;
+                                      --root: an SD card's root, the files only), show what it
+                                      would change, or forget the pinned site key
       kiosk --help | --version
 
     Configuration comes from KIOSK_* environment variables (man kiosk.conf, or `kiosk check`).

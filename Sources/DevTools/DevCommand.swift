@@ -31,7 +31,7 @@ public enum DevCommand {
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)
-      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2] [--seeds N] [--roi x,y,w,h] [--stages]
+      kiosk-dev passes [--json] [--sizes WxH,...] [--modules PX,...] [--looks LIST] [--forms 1,2,3] [--seeds N] [--roi x,y,w,h] [--stages]
                           how small a phone pass (KH1:, form 1 and 2) the frame loop reads, by
                           resolution and module size, the bytes compared (the reading distance);
                           --stages: which stage reads each frame, and zbar and zxing alone on the

@@ -74,7 +74,7 @@ public enum PassReadingBench {
             case "--forms":
                 let wanted = (value() ?? "").split(separator: ",").map(String.init)
                 forms = PassScreens.Form.allCases.filter { wanted.contains(String($0.rawValue)) }.sorted { $0.rawValue > $1.rawValue }
-                guard !forms.isEmpty, forms.count == wanted.count else { return DevCommand.usageError("--forms takes 1,2") }
+                guard !forms.isEmpty, forms.count == wanted.count else { return DevCommand.usageError("--forms takes 1,2,3 (3: a setup code)") }
             case "--roi":
                 guard let text = value(), Configuration.read(environment: ["KIOSK_ROI": text]).errors.isEmpty else {
                     return DevCommand.usageError("--roi takes a KIOSK_ROI value")
@@ -165,7 +165,7 @@ public enum PassReadingBench {
         for key in seen {
             let group = cells.filter { "\($0.size) \($0.form)" == key }
             guard let first = group.first else { continue }
-            print("\(first.size), form \(first.form) (QR version \(first.version), level L, \(first.form == 2 ? 86 : 284) bytes): presentations read of \(seeds) (median frames to the report)")
+            print("\(first.size), form \(first.form) (QR version \(first.version), level L, \(PassScreens.Form(rawValue: first.form)?.bytes ?? 0) bytes): presentations read of \(seeds) (median frames to the report)")
             print("")
             print("| look | " + moduleSizes.map { "\(px($0)) px" }.joined(separator: " | ") + " |")
             print("|---|" + String(repeating: "---|", count: moduleSizes.count))

@@ -11,9 +11,12 @@ import Reader
 /// (`ScanListener.codeReported`); its verdict comes back through the door (`ReportedCode`).
 ///
 /// A credential never reaches the log, the broker or the program as itself: they hear its
-/// outcome (the subject, the hash, the reason).
+/// outcome (the subject, the hash, the reason). A setup code reaches none of them: the setup desk
+/// takes it, in every mode.
 public final class CodeReporter {
     let credentials: CredentialWorker?
+    /// Where a setup code goes (nil: the demo, which takes none).
+    let setup: SetupDesk?
     /// Whether a `KIOSK_ON_SCAN` program judges the codes that are no credential.
     let programJudges: Bool
     /// `KIOSK_CREDENTIAL_PREFIX`: what a signed credential begins with.
@@ -26,8 +29,9 @@ public final class CodeReporter {
     /// The most of a payload the `scan` event shows.
     public static let loggedPayloadLimit = 512
 
-    init(credentials: CredentialWorker?, programJudges: Bool, signedPrefix: String, logger: Logger, clock: Clock) {
+    init(credentials: CredentialWorker?, setup: SetupDesk? = nil, programJudges: Bool, signedPrefix: String, logger: Logger, clock: Clock) {
         self.credentials = credentials
+        self.setup = setup
         self.programJudges = programJudges
         self.signedPrefix = signedPrefix
         self.logger = logger
@@ -36,6 +40,7 @@ public final class CodeReporter {
 
     /// Who judges a code of this kind here.
     func judge(_ kind: CodeKind) -> ReportedCode.Judge {
+        if kind == .setup { return .setup }
         guard credentials != nil else { return .program }
         if case .credential = kind { return .verifier }
         // Credentials mode: the KIOSK_ON_SCAN program decides the rest, as in hook mode.
@@ -48,6 +53,8 @@ public final class CodeReporter {
         let code = ReportedCode(symbol: symbol, kind: kind, judge: judge(kind), frame: frame, latencyMs: max(0, latencyMs),
                                 listeners: ListenerList(listeners))
         switch code.judge {
+        case .setup:
+            setup?.submit(code.bytes)
         case .program:
             logScan(code)
             for listener in listeners { listener.codeReported(code) }

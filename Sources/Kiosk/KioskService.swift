@@ -55,10 +55,12 @@ public enum KioskService {
             let modes = DoorModeKeeper.assemble(a, lines: lines, verifier: credentials?.worker.verifier,
                                                 clockWatch: credentials?.clockWatch, fleet: fleet, volatile: volatile)
             shutdown.add { _ in modes.keeper.shutDown(); modes.socket?.shutDown() }
+            let setup = SetupDesk.assemble(a, store: credentials?.worker.verifier.store, lines: lines, speech: speech)
+            shutdown.add { _ in setup?.shutDown() }
             DoorWatch.start(a, lines: lines, fleet: fleet, osdp: osdp)
             FleetCommands.assemble(a, link: link, commands: commands, lines: lines, modes: modes.keeper)
             let service = ScanService(configuration: a.config, source: source, features: ScanFeatures(
-                door: lines.door, hook: hook, fleet: fleet, credentials: credentials?.worker, torch: lines.torch,
+                door: lines.door, hook: hook, fleet: fleet, credentials: credentials?.worker, setup: setup, torch: lines.torch,
                 notifier: SystemdNotifier(), stats: StatsReporter(intervalSeconds: a.config.statsSeconds, metricsFile: a.config.metricsFile, logger: logger),
                 listeners: ([lines.watch, osdp, modes.keeper, speech, demoScene] as [ScanListener?]).compactMap { $0 }),
                 logger: logger, stop: a.stop, clock: clock, processStartNs: processStartNs)

@@ -19,6 +19,9 @@ public final class ReportedCode: @unchecked Sendable {  // `verdict` set by the 
         case notACredential
         /// The code as it is: the scan program's exit status (hook mode), or no one.
         case program
+        /// A setup code (`KS1:`): the setup desk, off the frame loop; no listener hears of it and
+        /// no verdict is given (the desk beeps and logs its own `setup` event).
+        case setup
     }
 
     public let symbol: DecodedSymbol
@@ -47,7 +50,7 @@ public final class ReportedCode: @unchecked Sendable {  // `verdict` set by the 
     public var symbology: String { symbol.symbology.displayName }
 
     /// What the door, the broker and the controller may carry of it: a credential's bytes never.
-    public var shownBytes: [UInt8] { judge == .verifier ? [] : symbol.bytes }
+    public var shownBytes: [UInt8] { judge == .verifier || judge == .setup ? [] : symbol.bytes }
 
     /// The door acted on `verdict`: every listener hears it, in order (from the thread that gave it).
     func given(_ verdict: Verdict) {

@@ -41,6 +41,8 @@ public struct ScanFeatures {
     public var fleet: FleetReporter?
     /// The verifier of credentials (`KIOSK_VERDICT=credentials`).
     public var credentials: CredentialWorker?
+    /// Where setup codes go (`KS1:`).
+    public var setup: SetupDesk?
     public var torch: Torch?
     public var notifier: ServiceNotifier?
     public var stats: StatsReporter?
@@ -49,11 +51,12 @@ public struct ScanFeatures {
     public var listeners: [ScanListener]
 
     public init(door: DoorReader? = nil, hook: ScanHook? = nil, fleet: FleetReporter? = nil, credentials: CredentialWorker? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = []) {
+                setup: SetupDesk? = nil, torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = []) {
         self.door = door
         self.hook = hook
         self.fleet = fleet
         self.credentials = credentials
+        self.setup = setup
         self.torch = torch
         self.notifier = notifier
         self.stats = stats
@@ -118,7 +121,7 @@ public final class ScanService {
         self.source = source
         self.torch = features.torch
         listeners = features.inOrder
-        reporter = CodeReporter(credentials: features.credentials, programJudges: features.hook != nil,
+        reporter = CodeReporter(credentials: features.credentials, setup: features.setup, programJudges: features.hook != nil,
                                 signedPrefix: configuration.credentialPrefix, logger: logger, clock: clock)
         reporter.listeners = listeners
         self.logger = logger

@@ -9,9 +9,10 @@ public func programOutput(_ path: String, _ arguments: [String]) -> String? {
     runProgram(path, arguments)?.output
 }
 
-/// Runs a program as `programOutput` does: its `waitpid` status word (Policy's `ProgramEnd`
-/// reads it) and what it printed on stdout, nil when it could not be started.
-public func runProgram(_ path: String, _ arguments: [String]) -> (waitStatus: Int32, output: String)? {
+/// Runs a program (never through a shell: `arguments` are its argv, a stranger's text stays one
+/// argument) and returns its `waitpid` status word (Policy's `ProgramEnd` reads it) and what it
+/// printed on stdout and stderr (`mergeErrors`), nil when it could not be started. stdin is /dev/null.
+public func runProgram(_ path: String, _ arguments: [String], mergeErrors: Bool = false) -> (waitStatus: Int32, output: String)? {
     var pipeFDs: [Int32] = [-1, -1]
     guard kiosk_pipe_cloexec(&pipeFDs) == 0 else { return nil }
     var actions = posix_spawn_file_actions_t()
@@ -19,7 +20,11 @@ public func runProgram(_ path: String, _ arguments: [String]) -> (waitStatus: In
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
     posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    if mergeErrors {
+        posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 2)
+    } else {
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
     let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid: pid_t = 0

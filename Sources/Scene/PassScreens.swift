@@ -15,10 +15,14 @@ public enum PassScreens {
         case selfContained = 1
         /// Form 2, a holder on the door's list (86 bytes).
         case holder = 2
+        /// Not a pass: a setup code (`KS1:`, `deploy/examples/site-setup`: a P-256 site key, a
+        /// network, a zone, three NTP servers, a password and three settings: 449 bytes).
+        case setup = 3
 
-        /// The pass's bytes, `KH1:` included.
-        public var bytes: Int { self == .holder ? 86 : 284 }
-        public var name: String { self == .holder ? "form 2" : "form 1" }
+        /// The code's bytes, its prefix included.
+        public var bytes: Int { self == .holder ? 86 : self == .setup ? 449 : 284 }
+        public var name: String { self == .holder ? "form 2" : self == .setup ? "setup code" : "form 1" }
+        var prefix: String { self == .setup ? "KS1:" : "KH1:" }
     }
 
     /// How the screen looks to the camera: the page is black on white, never dark mode.
@@ -39,7 +43,7 @@ public enum PassScreens {
     /// secret: a splitmix64 stream).
     public static func payload(_ form: Form, seed: Int) -> [UInt8] {
         var state = UInt64(truncatingIfNeeded: seed) &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(form.rawValue)
-        var out = Array("KH1:".utf8)
+        var out = Array(form.prefix.utf8)
         while out.count < form.bytes {
             state &+= 0x9E37_79B9_7F4A_7C15
             var z = state

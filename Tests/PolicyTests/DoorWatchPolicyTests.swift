@@ -77,7 +77,7 @@ final class DoorWatchPolicyTests: XCTestCase {
     func testTheExitButtonOpensTheStrikeAndReleasesTheDoor() {
         var m = monitor()
         XCTAssertEqual(m.edge(.rex, active: true, at: ms(100)), [.rex(edgeNs: ms(100), opensStrike: true), .openStrike(milliseconds: 3000)])
-        XCTAssertEqual(m.edge(.rex, active: false, at: ms(300)), [], "the release of the button is nothing")
+        XCTAssertEqual(m.edge(.rex, active: false, at: ms(300)), [.rexReleased(edgeNs: ms(300))], "the release of the button does nothing at the door")
         XCTAssertEqual(m.edge(.contact, active: true, at: ms(1500)), [.contact(open: true, edgeNs: ms(1500)), .doorState(.open)])
     }
 
@@ -143,7 +143,7 @@ final class DoorWatchPolicyTests: XCTestCase {
         for (i, t) in [100, 102, 104, 106, 108].enumerated() { _ = m.edge(.rex, active: i % 2 == 0, at: ms(t)) }
         XCTAssertEqual(m.tick(at: ms(200)), [.rex(edgeNs: ms(108), opensStrike: true), .openStrike(milliseconds: 3000)])
         XCTAssertEqual(m.edge(.rex, active: false, at: ms(300)), [])
-        XCTAssertEqual(m.tick(at: ms(400)), [])
+        XCTAssertEqual(m.tick(at: ms(400)), [.rexReleased(edgeNs: ms(300))])
     }
 
     func testTheNextEdgeSettlesWhatWasPendingFirst() {

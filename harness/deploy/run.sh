@@ -65,14 +65,16 @@ echo "testing kiosk $version ($binary) on $arch"
 # --- The unit, verified as it lands in a root: systemd-analyze needs the binary of ExecStart and
 # the units it refers to (sysinit.target, ...), so the host's /lib/systemd/system is copied beside.
 # systemd-analyze exits 0 even on unknown keys: any output at all is a failure.
-verify_unit() {  # ROOT: verify kiosk.service inside ROOT; fails on any message
+verify_unit() {  # ROOT [UNIT...]: verify kiosk.service (or the UNITs) inside ROOT; fails on any message
   local root=$1 vroot out
+  shift
+  [ $# -gt 0 ] || set -- kiosk.service
   vroot=$(mktemp -d "$work/vroot.XXXXXX")
   cp -a "$root/." "$vroot/"
   mkdir -p "$vroot/lib/systemd/system"
   cp -an /lib/systemd/system/. "$vroot/lib/systemd/system/"
   # Documentation=man:kiosk(8) is checked with man: the root's own pages, not the host's.
-  out=$(MANPATH=$vroot/usr/local/share/man:$vroot/usr/share/man systemd-analyze verify --root="$vroot" kiosk.service 2>&1) || { echo "$out"; return 1; }
+  out=$(MANPATH=$vroot/usr/local/share/man:$vroot/usr/share/man systemd-analyze verify --root="$vroot" "$@" 2>&1) || { echo "$out"; return 1; }
   [ -z "$out" ] || { echo "$out"; return 1; }
 }
 
@@ -99,7 +101,7 @@ unit_has_settings() {  # UNIT: the settings the service relies on are there
 dest=$work/dest
 inst() { DESTDIR=$dest "$repo/deploy/install.sh" "$@"; }
 snapshot() { (cd "$dest" && find . -printf '%p %y %m %s %T@\n' | LC_ALL=C sort; find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r md5sum); }
-staged_files="/usr/local/bin/kiosk /etc/systemd/system/kiosk.service /usr/local/share/doc/kiosk/README.md /usr/local/share/doc/kiosk/docs/reference.md /usr/local/share/man/man8/kiosk.8.gz /usr/local/share/man/man5/kiosk.conf.5.gz /etc/default/kiosk"
+staged_files="/usr/local/bin/kiosk /etc/systemd/system/kiosk.service /etc/systemd/system/kiosk-setup.path /etc/systemd/system/kiosk-setup.service /usr/local/share/doc/kiosk/README.md /usr/local/share/doc/kiosk/docs/reference.md /usr/local/share/man/man8/kiosk.8.gz /usr/local/share/man/man5/kiosk.conf.5.gz /etc/default/kiosk"
 
 check install-destdir "first run exits 0 and stages $staged_files" \
   bash -c 'out=$(DESTDIR="$1" "$2/deploy/install.sh" --binary "$3" 2>&1) || { echo "$out"; exit 1; }
@@ -114,6 +116,11 @@ check unit-settings "Type=notify, watchdog, restart policy, device allow-list, s
 check unit-exec-start "the staged unit runs /usr/local/bin/kiosk run" \
   grep -qx 'ExecStart=/usr/local/bin/kiosk run' "$dest/etc/systemd/system/kiosk.service"
 check unit-verify "systemd-analyze verify of the staged unit: no message" verify_unit "$dest"
+check setup-units-verify "systemd-analyze verify of kiosk-setup.path and .service (root, kiosk setup --apply): no message" \
+  verify_unit "$dest" kiosk-setup.path kiosk-setup.service
+check setup-units-exec "kiosk-setup.service applies /run/kiosk/setup/code with the staged binary when the path unit sees it" \
+  bash -c 'grep -qx "ExecStart=/usr/local/bin/kiosk setup --apply /run/kiosk/setup/code" "$1" \
+           && grep -qx "PathExists=/run/kiosk/setup/code" "$2"' _ "$dest/etc/systemd/system/kiosk-setup.service" "$dest/etc/systemd/system/kiosk-setup.path"
 # The check above only means something if verify does speak up on a broken unit.
 broken=$work/broken
 check unit-verify-catches "systemd-analyze verify reports an unknown key and a missing binary" \
@@ -244,6 +251,7 @@ check deb-depends "Depends: the runtime libraries and adduser, nothing from /opt
 check deb-contents "binary, unit, conffile and docs where Debian wants them, owned by root" \
   bash -c 'c=$(dpkg-deb --contents "$1")
            for e in "-rwxr-xr-x root/root .* ./usr/bin/kiosk$" "-rw-r--r-- root/root .* ./lib/systemd/system/kiosk.service$" \
+                    "-rw-r--r-- root/root .* ./lib/systemd/system/kiosk-setup.path$" "-rw-r--r-- root/root .* ./lib/systemd/system/kiosk-setup.service$" \
                     "-rw-r--r-- root/root .* ./etc/default/kiosk$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/copyright$" \
                     "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/changelog.gz$" "-rw-r--r-- root/root .* ./usr/share/doc/kiosk/README.md.gz$" \
                     "-rw-r--r-- root/root .* ./usr/share/kiosk/mqtt.conf$" \

@@ -30,8 +30,6 @@ END = "<!-- end of variables -->"
 NOT_BUILT = {
     # issue 54: a PIN and a duress code
     "KIOSK_KEYPAD": 54, "KIOSK_PINS_FILE": 54, "KIOSK_PIN_WINDOW_S": 54, "KIOSK_DURESS_CODE": 54,
-    # issue 55: set up at the door by a signed code
-    "KIOSK_SETUP": 55, "KIOSK_SETUP_WINDOW_S": 55,
 }
 # KIOSK_* names interface.md uses that are not settings: the scan program's environment (KIOSK_DURESS:
 # issue 54) and a journal field.

@@ -6,12 +6,17 @@
 public enum CodeKind: Equatable, Sendable {
     /// A credential the verifier judges: signed, rotating, an event ticket, a phone's pass.
     case credential(CredentialKind)
+    /// A setup code (`KS1:`, `SetupCode`): taken by the setup desk off the frame loop, in every
+    /// `KIOSK_VERDICT` mode; never shown, never a verdict, never the scan program's.
+    case setup
     /// Anything else: shown as it is (the scan program decides; credentials mode denies it).
     case plain
 
     /// `signedPrefix`: `KIOSK_CREDENTIAL_PREFIX` (the rotating codes' and the passes' prefixes
-    /// are fixed). The signed prefix is looked at first: a site may choose any.
+    /// are fixed). A setup code first (no credential prefix may begin `KS1:`), then the signed
+    /// prefix: a site may choose any other.
     public static func of(_ payload: [UInt8], signedPrefix: String) -> CodeKind {
+        if SetupCode.isSetupCode(payload) { return .setup }  // no credential prefix may begin so
         if payload.starts(with: signedPrefix.utf8) { return .credential(.signed) }
         if payload.starts(with: CredentialKind.rotatingPrefix.utf8) { return .credential(.rotating) }
         if Pass.isPass(payload) { return .credential(.pass) }
@@ -27,5 +32,5 @@ public enum CodeKind: Equatable, Sendable {
 
     /// A binary framing whose bytes are never guessed as text (a pass's CBOR): the log shows them
     /// escaped and in hex.
-    public var isBinary: Bool { self == .credential(.pass) }
+    public var isBinary: Bool { self == .credential(.pass) || self == .setup }
 }

@@ -37,6 +37,9 @@ public struct DoorWatchPolicy: Equatable, Sendable {
         case contact(open: Bool, edgeNs: UInt64)
         /// The exit button was pressed (`rex`); `opensStrike`: the strike is told to open.
         case rex(edgeNs: UInt64, opensStrike: Bool)
+        /// The exit button was let go: nothing at the door; how long it was held opens setup
+        /// (`SetupWindow`).
+        case rexReleased(edgeNs: UInt64)
         /// Opened without a release (`door_forced`).
         case forced(edgeNs: UInt64)
         /// Open longer than allowed (`door_held`), `openNs` since it opened.
@@ -271,7 +274,7 @@ public struct DoorWatchPolicy: Equatable, Sendable {
         case .emergency:
             return [.emergency(active: active, edgeNs: t)]
         case .rex:
-            guard active else { return [] }
+            guard active else { return [.rexReleased(edgeNs: t)] }
             let until = t + UInt64(settings.releaseMilliseconds) * 1_000_000
             if let current = releasedUntilNs {
                 releasedUntilNs = max(current, until)

@@ -48,6 +48,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     private var fleet: DoorFleet?
     private var tamperListener: (@Sendable (Bool) -> Void)?
     private var emergencyListener: (@Sendable (Bool) -> Void)?
+    private var buttonListener: (@Sendable (Bool, UInt64) -> Void)?
     private var strikeClosedAtNs: UInt64?
     private let finished = Condition()
     private let wakeRead: Int32
@@ -92,6 +93,10 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Told the fire panel's input (at start when active, and on each change; on the
     /// door's thread): the door's modes. Set before `start`.
     public func onEmergency(_ listener: @escaping @Sendable (Bool) -> Void) { lock.withLock { emergencyListener = listener } }
+
+    /// Told each press (`true`) and release of the exit button, with the edge's time (monotonic
+    /// ns; on the door's thread): setup opens when it is held. Set before `start`.
+    public func onButton(_ listener: @escaping @Sendable (Bool, UInt64) -> Void) { lock.withLock { buttonListener = listener } }
 
     /// Free passage (`unlock`, `emergency`) begins or ends: an open door is no alarm while it lasts.
     public func setFreePassage(_ on: Bool) {
@@ -216,7 +221,9 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
     /// Carries out the monitor's actions, in order (from whichever thread decided them).
     private func perform(_ actions: [DoorWatchPolicy.Action], now: UInt64) {
         guard !actions.isEmpty else { return }
-        let (fleet, tamperListener, emergencyListener) = lock.withLock { (self.fleet, self.tamperListener, self.emergencyListener) }
+        let (fleet, tamperListener, emergencyListener, buttonListener) = lock.withLock {
+            (self.fleet, self.tamperListener, self.emergencyListener, self.buttonListener)
+        }
         func latency(_ edgeNs: UInt64) -> LogValue { .ms(Double(monotonicNanoseconds() &- edgeNs) / 1e6) }
         for action in actions {
             switch action {
@@ -226,6 +233,9 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
             case .rex(let edgeNs, let opens):
                 lock.withLock { counts.rex += 1 }
                 logger.log(.info, "rex", fields: [("opens", .bool(opens)), ("latency_ms", latency(edgeNs))])
+                buttonListener?(true, edgeNs)
+            case .rexReleased(let edgeNs):
+                buttonListener?(false, edgeNs)
             case .forced(let edgeNs):
                 lock.withLock { counts.forced += 1 }
                 logger.log(.warning, "door_forced", fields: [("latency_ms", latency(edgeNs))])

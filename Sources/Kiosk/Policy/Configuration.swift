@@ -127,6 +127,9 @@ public struct Configuration: Equatable {
     public var bundleFile: String?
     // When the state directory does not survive a power cut.
     public var volatileState: VolatileState = .refuse
+    // Set up at the door by a signed code: when codes are taken.
+    public var setupMode: SetupMode = .boot
+    public var setupWindowS = SetupWindow.defaultWindowS
 
     /// The rules a credential is judged by.
     public var credentialRules: CredentialRules {
@@ -272,14 +275,17 @@ public struct ConfigurationVariable: Sendable {
     public let expected: String
     /// An empty value is a value (a silent beep pattern), not "unset".
     public let emptyIsValue: Bool
+    /// The value names a program the kiosk runs: a setup code may never set it.
+    public let namesProgram: Bool
     let parse: @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?
     let shown: @Sendable (Configuration) -> String
 
-    init(_ name: String, _ expected: String, emptyIsValue: Bool = false, shown: @escaping @Sendable (Configuration) -> String,
+    init(_ name: String, _ expected: String, emptyIsValue: Bool = false, namesProgram: Bool = false, shown: @escaping @Sendable (Configuration) -> String,
          parse: @escaping @Sendable (_ value: String, _ c: inout Configuration, _ isExecutableFile: (String) -> Bool) -> String?) {
         self.name = name
         self.expected = expected
         self.emptyIsValue = emptyIsValue
+        self.namesProgram = namesProgram
         self.parse = parse
         self.shown = shown
     }
@@ -435,7 +441,7 @@ extension Configuration {
         .flag("KIOSK_BUZZER_ACTIVE_LOW", \.buzzerActiveLow),
         .integer("KIOSK_BEEP_MS", 1...5000, "milliseconds from 1 to 5000", \.beepMs),
         ConfigurationVariable("KIOSK_ON_SCAN", "the absolute path of an executable program (it is run directly, never through a shell)",
-                              shown: { $0.onScan ?? "unset" }) { v, c, isExecutableFile in
+                              namesProgram: true, shown: { $0.onScan ?? "unset" }) { v, c, isExecutableFile in
             guard v.hasPrefix("/"), isExecutableFile(v) else { return nil }
             c.onScan = v
             return v
@@ -540,11 +546,11 @@ extension Configuration {
             return v
         },
         // Credentials (interface.md 0.3, "Credentials").
-        ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix) and KH1: (the passes')",
+        ConfigurationVariable("KIOSK_CREDENTIAL_PREFIX", "1 to 16 printable ASCII characters without spaces, other than KT1: (the rotating codes' prefix), KH1: (the passes') and KS1: (setup codes')",
                               shown: { $0.credentialPrefix }) { v, c, _ in
             guard v.utf8.count <= 16, Configuration.isPrintableToken(v, maxBytes: 16), v.utf8.allSatisfy({ $0 < 0x80 }),
                   v != CredentialKind.rotatingPrefix, !CredentialKind.rotatingPrefix.hasPrefix(v), !v.hasPrefix(CredentialKind.rotatingPrefix),
-                  !Pass.prefix.hasPrefix(v), !v.hasPrefix(Pass.prefix) else { return nil }
+                  !Pass.prefix.hasPrefix(v), !v.hasPrefix(Pass.prefix), !SetupCode.prefix.hasPrefix(v), !v.hasPrefix(SetupCode.prefix) else { return nil }
             c.credentialPrefix = v
             return v
         },
@@ -667,6 +673,13 @@ extension Configuration {
             return w.description
         },
         .path("KIOSK_PHRASES_FILE", "the absolute path of a file of KEY TEXT lines (missing: the default phrases)", \.phrasesFile),
+        // Set up at the door by a signed code (Sources/Setup).
+        ConfigurationVariable("KIOSK_SETUP", SetupMode.expected, shown: { $0.setupMode.rawValue }) { v, c, _ in
+            guard let m = SetupMode(rawValue: v) else { return nil }
+            c.setupMode = m
+            return m.rawValue
+        },
+        .integer("KIOSK_SETUP_WINDOW_S", SetupWindow.windowRange, "seconds from 60 to 3600", \.setupWindowS),
     ]
 
     /// Every variable's name, in the table's order.

@@ -51,6 +51,11 @@ extension KioskCommand {
             }
             for symbol in decodeStill(picture, symbologies: config.symbologies, mount: config.mount, uprightROI: roi,
                                       extraBudgetMs: budget) {
+                // A setup code carries secrets (a Wi-Fi key, a password): never printed.
+                if SetupCode.isSetupCode(symbol.bytes) {
+                    print("\(file): \(symbol.symbology.displayName): (a setup code of \(symbol.bytes.count) bytes; kiosk setup --show \(file))")
+                    continue
+                }
                 if json {
                     print("{\"file\":\(LogEscape.jsonString(Array(file.utf8))),\"symbology\":\(LogEscape.jsonString(Array(symbol.symbology.displayName.utf8))),\"data\":\(LogEscape.jsonString(symbol.text.map { Array($0.utf8) } ?? symbol.bytes))\(symbol.hex.map { ",\"data_hex\":\"\($0)\"" } ?? "")}")
                 } else {
