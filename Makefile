@@ -47,6 +47,9 @@ PACKAGES += tmux
 PACKAGES += libical-dev
 # libfaketime: the access rules' end-to-end tests move the release kiosk's wall clock
 PACKAGES += faketime
+# libevdev's headers for the keypad's shim (Sources/CEvdev); the kiosk dlopen()s libevdev.so.2
+# (libevdev2, the same name on bookworm and trixie) only when KIOSK_KEYPAD names an evdev keypad
+PACKAGES += libevdev-dev
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),

@@ -43,6 +43,8 @@ public enum KioskService {
             shutdown.add { _ in a.outputs.silence() }
             let osdp = try OSDPReader.assemble(a, door: lines.door)
             shutdown.add { _ in osdp?.shutDown() }
+            let keypad = try KeypadSetup.assemble(a, lines: lines, credentials: credentials?.worker, bundles: bundles, osdp: osdp)
+            shutdown.add { _ in keypad?.shutDown() }
             let hook = ScanHook.assemble(a)
             // The outputs first: a verdict that comes while the program is ended does nothing.
             shutdown.add { _ in a.outputs.silence(); hook?.shutDown() }
@@ -58,7 +60,7 @@ public enum KioskService {
             let service = ScanService(configuration: a.config, source: source, features: ScanFeatures(
                 door: lines.door, hook: hook, fleet: fleet, credentials: credentials?.worker, torch: lines.torch,
                 notifier: SystemdNotifier(), stats: StatsReporter(intervalSeconds: a.config.statsSeconds, metricsFile: a.config.metricsFile, logger: logger),
-                listeners: ([lines.watch, osdp, modes.keeper, demoScene] as [ScanListener?]).compactMap { $0 }),
+                listeners: ([lines.watch, osdp, modes.keeper, demoScene] as [ScanListener?]).compactMap { $0 }, pin: keypad?.gate),
                 logger: logger, stop: a.stop, clock: clock, processStartNs: processStartNs)
             if !a.config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: a.config.fps) }
             let end = try runLoop(service, a)

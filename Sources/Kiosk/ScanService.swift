@@ -41,6 +41,8 @@ public struct ScanFeatures {
     public var fleet: FleetReporter?
     /// The verifier of credentials (`KIOSK_VERDICT=credentials`).
     public var credentials: CredentialWorker?
+    /// The PIN's step after the verifier (`KeypadSetup`).
+    public var pin: PINGate?
     public var torch: Torch?
     public var notifier: ServiceNotifier?
     public var stats: StatsReporter?
@@ -49,8 +51,10 @@ public struct ScanFeatures {
     public var listeners: [ScanListener]
 
     public init(door: DoorReader? = nil, hook: ScanHook? = nil, fleet: FleetReporter? = nil, credentials: CredentialWorker? = nil,
-                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = []) {
+                torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = [],
+                pin: PINGate? = nil) {
         self.door = door
+        self.pin = pin
         self.hook = hook
         self.fleet = fleet
         self.credentials = credentials
@@ -121,6 +125,7 @@ public final class ScanService {
         reporter = CodeReporter(credentials: features.credentials, programJudges: features.hook != nil,
                                 signedPrefix: configuration.credentialPrefix, logger: logger, clock: clock)
         reporter.listeners = listeners
+        reporter.pinGate = features.pin
         self.logger = logger
         self.stop = stop
         self.clock = clock

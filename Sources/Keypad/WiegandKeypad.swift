@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+import GPIO
+import Glibc
+import Platform
+import Policy
+
+/// A Wiegand keypad on two input lines (D0, D1) of the door's chip: the lines' edges, stamped by
+/// the kernel where they happened, assembled into key bursts (`WiegandKeypadPolicy`) on the
+/// keypad's own thread. The lines are requested under the consumer "kiosk", biased up (a Wiegand
+/// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us).
+public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` guarded by `lock`
+    public let d0: GPIOInputLine
+    public let d1: GPIOInputLine
+    private var policy = WiegandKeypadPolicy()
+    private let lock = Lock()
+    private var stopped = false
+    private var started = false
+    private let wake = WakePipe()
+    private let done = Condition()
+    private var ended = false
+
+    /// Requests the two lines (a `GPIOError` names the line and its holder).
+    public init(chip: GPIOInputChip, d0: Int, d1: Int) throws {
+        self.d0 = try chip.requestInput(offset: d0, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+        do {
+            self.d1 = try chip.requestInput(offset: d1, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+        } catch {
+            self.d0.release()
+            throw error
+        }
+    }
+
+    public var description: String { "wiegand:\(d0.offset),\(d1.offset)" }
+
+    public func start(_ listener: KeypadListener) {
+        lock.withLock { started = true }
+        listener.keypadReady(description)
+        startThread(name: "kiosk-keypad") { [self] in
+            run(listener)
+            done.lock(); ended = true; done.broadcast(); done.unlock()
+        }
+    }
+
+    public func shutDown() {
+        let (first, running) = lock.withLock { () -> (Bool, Bool) in
+            defer { stopped = true }
+            return (!stopped, started)
+        }
+        guard first else { return }
+        if running {
+            wake.wake()
+            done.lock()
+            let deadline = monotonicNanoseconds() + 2_000_000_000
+            while !ended, monotonicNanoseconds() < deadline { _ = done.wait(untilMonotonicNs: deadline) }
+            done.unlock()
+        }
+        d0.release()
+        d1.release()
+    }
+
+    private var isStopped: Bool { lock.withLock { stopped } }
+
+    private func run(_ listener: KeypadListener) {
+        func tell(_ burst: WiegandKeypadPolicy.Burst?) {
+            switch burst {
+            case .key(let k)?: listener.keyPressed(k)
+            case .refused(let n)?: listener.burstRefused(bits: n)
+            case nil: break
+            }
+        }
+        while !isStopped {
+            var timeout: Int32 = -1
+            if let end = policy.burstEndsNs {
+                let now = monotonicNanoseconds()
+                timeout = end > now ? Int32(min(1000, (end - now + 999_999) / 1_000_000)) : 0
+            }
+            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: d0.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: d1.descriptor, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 3, timeout) < 0 && errno != EINTR {
+                listener.keypadLost("poll: \(Errno.current.message)")
+                return
+            }
+            if fds[0].revents != 0 { return }
+            var edges: [(one: Bool, edge: GPIOEdge)] = []
+            do {
+                if fds[1].revents != 0 { edges += try d0.readEdges().map { (false, $0) } }
+                if fds[2].revents != 0 { edges += try d1.readEdges().map { (true, $0) } }
+            } catch {
+                listener.keypadLost("\(description): \(error)")
+                return
+            }
+            // The two lines' edges in the order they happened, by the kernel's stamps.
+            for (one, edge) in edges.sorted(by: { $0.edge.timestampNs < $1.edge.timestampNs }) {
+                tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs))
+            }
+            tell(policy.check(atNs: monotonicNanoseconds()))
+        }
+    }
+}
