@@ -199,7 +199,8 @@ EOF
 # dpkg-shlibdeps cannot see; installed, it costs disk, not memory, until MQTT is configured.
 # Recommends: libical, loaded likewise only when the access rules name a holidays calendar (issue
 # 33); its name is libical3 in bookworm and libical3t64 from trixie on. Without it such rules are
-# refused at start with a message saying what to install.
+# refused at start with a message saying what to install. And libevdev2 (the same name on both),
+# loaded only for a USB keypad (KIOSK_KEYPAD=evdev:..., issue 54).
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
 shlibdeps=(dpkg-shlibdeps)
@@ -231,7 +232,7 @@ Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
 Depends: adduser, $shlibs, libmosquitto1
-Recommends: libical3t64 | libical3
+Recommends: libical3t64 | libical3, libevdev2
 Section: misc
 Priority: optional
 Description: headless barcode and QR-code scanner service for a door kiosk
@@ -251,15 +252,15 @@ cat > "$root/DEBIAN/postinst" <<'EOF'
 set -e
 
 if [ "$1" = configure ]; then
-	# The service's user, in the groups that own /dev/video*, /dev/gpiochip* and the serial ports (dialout).
-	for g in video gpio dialout; do
+	# The service's user, in the groups that own /dev/video*, /dev/gpiochip*, the serial ports (dialout) and a USB keypad (input).
+	for g in video gpio dialout input; do
 		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
 	done
 	if ! getent passwd kiosk >/dev/null; then
 		adduser --quiet --system --group --no-create-home --home /nonexistent \
 			--gecos "kiosk barcode scanner" kiosk
 	fi
-	for g in video gpio dialout; do
+	for g in video gpio dialout input; do
 		id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || adduser --quiet kiosk "$g"
 	done
 fi

@@ -9,6 +9,9 @@ import Policy
 /// keypad's own thread. The lines are requested under the consumer "kiosk", biased up (a Wiegand
 /// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us).
 public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` guarded by `lock`
+    /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
+    static let settleNs: UInt64 = 5_000_000
+
     public let d0: GPIOInputLine
     public let d1: GPIOInputLine
     private var policy = WiegandKeypadPolicy()
@@ -68,11 +71,17 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` gu
             case nil: break
             }
         }
+        // The two lines are two descriptors, read one after the other: an edge of D0 may be read
+        // in a later batch than a later edge of D1. Edges wait `settleNs` so that each is given to
+        // the bursts in the order the kernel stamped them.
+        var waiting: [(one: Bool, edge: GPIOEdge)] = []
         while !isStopped {
+            var next = policy.burstEndsNs
+            if let first = waiting.first?.edge.timestampNs { next = min(next ?? .max, first &+ WiegandKeypad.settleNs) }
             var timeout: Int32 = -1
-            if let end = policy.burstEndsNs {
+            if let next {
                 let now = monotonicNanoseconds()
-                timeout = end > now ? Int32(min(1000, (end - now + 999_999) / 1_000_000)) : 0
+                timeout = next > now ? Int32(min(1000, (next - now + 999_999) / 1_000_000)) : 0
             }
             var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: d0.descriptor, events: Int16(POLLIN), revents: 0),
@@ -82,19 +91,19 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` gu
                 return
             }
             if fds[0].revents != 0 { return }
-            var edges: [(one: Bool, edge: GPIOEdge)] = []
             do {
-                if fds[1].revents != 0 { edges += try d0.readEdges().map { (false, $0) } }
-                if fds[2].revents != 0 { edges += try d1.readEdges().map { (true, $0) } }
+                if fds[1].revents != 0 { waiting += try d0.readEdges().map { (false, $0) } }
+                if fds[2].revents != 0 { waiting += try d1.readEdges().map { (true, $0) } }
             } catch {
                 listener.keypadLost("\(description): \(error)")
                 return
             }
-            // The two lines' edges in the order they happened, by the kernel's stamps.
-            for (one, edge) in edges.sorted(by: { $0.edge.timestampNs < $1.edge.timestampNs }) {
-                tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs))
-            }
-            tell(policy.check(atNs: monotonicNanoseconds()))
+            waiting.sort { $0.edge.timestampNs < $1.edge.timestampNs }
+            let now = monotonicNanoseconds()
+            let settled = waiting.prefix { $0.edge.timestampNs &+ WiegandKeypad.settleNs <= now }
+            waiting.removeFirst(settled.count)
+            for (one, edge) in settled { tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs)) }
+            if waiting.isEmpty { tell(policy.check(atNs: now)) }
         }
     }
 }

@@ -31,8 +31,6 @@ NOT_BUILT = {
     # issue 53: the door speaks
     "KIOSK_SPEAKER": 53, "KIOSK_VOICE": 53, "KIOSK_SPEAK": 53, "KIOSK_SPEAK_VOLUME": 53,
     "KIOSK_SPEAK_QUIET": 53, "KIOSK_PHRASES_FILE": 53,
-    # issue 54: a PIN and a duress code
-    "KIOSK_KEYPAD": 54, "KIOSK_PINS_FILE": 54, "KIOSK_PIN_WINDOW_S": 54, "KIOSK_DURESS_CODE": 54,
     # issue 55: set up at the door by a signed code
     "KIOSK_SETUP": 55, "KIOSK_SETUP_WINDOW_S": 55,
 }

@@ -224,7 +224,7 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
 /// The parameters `pin set` writes (deploy/examples/issue-credential) and the kiosk's figure of a
 /// check's cost was counted with (docs/measurements/door-features.md).
 public enum PINHasher {
-    public static let defaultLogN = 13
+    public static let defaultLogN = 11
     public static let r = 8
     public static let p = 1
 }
