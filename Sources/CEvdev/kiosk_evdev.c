@@ -23,29 +23,27 @@
     X(libevdev_new_from_fd) X(libevdev_free) X(libevdev_grab) X(libevdev_next_event) \
     X(libevdev_get_name) X(libevdev_has_event_code)
 
+/* The functions found by dlsym, each under its own type (slot i of `symbols`). */
 #define DECLARE(name) __typeof__(name) *name;
-static struct { KIOSK_EVDEV_FUNCTIONS(DECLARE) } lib;
+#define NAME(name) #name,
+static union {
+    struct { KIOSK_EVDEV_FUNCTIONS(DECLARE) } f;
+    void *slot[sizeof(struct { KIOSK_EVDEV_FUNCTIONS(DECLARE) }) / sizeof(void *)];
+} lib;
+static const char *const symbols[] = {KIOSK_EVDEV_FUNCTIONS(NAME)};
+#undef NAME
 #undef DECLARE
 
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *handle;
-static char load_error[256];
+static char why[256];
 
 int kiosk_evdev_load(char *err, size_t errlen) {
     pthread_mutex_lock(&load_lock);
-    if (!handle && !load_error[0]) {
-        static const char *const names[] = {KIOSK_EVDEV_LIBRARY, NULL};
-        void *h = kiosk_dlopen_first(names, NULL, load_error, sizeof load_error);
-        if (h) {
-            int found = 1;
-#define FIND(name) if (found) found = (lib.name = (__typeof__(lib.name))kiosk_dlsym(h, #name, load_error, sizeof load_error)) != NULL;
-            KIOSK_EVDEV_FUNCTIONS(FIND)
-#undef FIND
-            if (found) handle = h; else dlclose(h);
-        }
-    }
+    static const char *const names[] = {KIOSK_EVDEV_LIBRARY, NULL};
+    if (!handle && !why[0]) handle = kiosk_dlopen_symbols(names, symbols, lib.slot, sizeof symbols / sizeof symbols[0], why, sizeof why);
     int rc = handle ? 0 : -1;
-    if (rc) kiosk_say(err, errlen, "%s", load_error);
+    if (rc) kiosk_say(err, errlen, "%s", why);
     pthread_mutex_unlock(&load_lock);
     return rc;
 }
@@ -69,18 +67,18 @@ kiosk_evdev *kiosk_evdev_open(const char *path, int *error, char *err, size_t er
     int clock = CLOCK_MONOTONIC;
     (void)ioctl(fd, EVIOCSCLOCKID, &clock);
     struct libevdev *dev = NULL;
-    int rc = lib.libevdev_new_from_fd(fd, &dev);
+    int rc = lib.f.libevdev_new_from_fd(fd, &dev);
     if (rc < 0) {
         *error = -rc;
         kiosk_say(err, errlen, "%s: not an input-event device (%s)", path, strerror(-rc));
         close(fd);
         return NULL;
     }
-    rc = lib.libevdev_grab(dev, LIBEVDEV_GRAB);
+    rc = lib.f.libevdev_grab(dev, LIBEVDEV_GRAB);
     if (rc < 0) {
         *error = -rc;
         kiosk_say(err, errlen, "%s: cannot grab it (%s): another program holds it", path, strerror(-rc));
-        lib.libevdev_free(dev);
+        lib.f.libevdev_free(dev);
         close(fd);
         return NULL;
     }
@@ -88,8 +86,8 @@ kiosk_evdev *kiosk_evdev_open(const char *path, int *error, char *err, size_t er
     if (!k) {
         *error = ENOMEM;
         kiosk_say(err, errlen, "out of memory");
-        lib.libevdev_grab(dev, LIBEVDEV_UNGRAB);
-        lib.libevdev_free(dev);
+        lib.f.libevdev_grab(dev, LIBEVDEV_UNGRAB);
+        lib.f.libevdev_free(dev);
         close(fd);
         return NULL;
     }
@@ -101,14 +99,14 @@ kiosk_evdev *kiosk_evdev_open(const char *path, int *error, char *err, size_t er
 int kiosk_evdev_fd(const kiosk_evdev *dev) { return dev->fd; }
 
 const char *kiosk_evdev_name(const kiosk_evdev *dev) {
-    const char *name = lib.libevdev_get_name(dev->dev);
+    const char *name = lib.f.libevdev_get_name(dev->dev);
     return name ? name : "";
 }
 
 int kiosk_evdev_has_keys(const kiosk_evdev *dev) {
     static const unsigned int keys[] = {KEY_0, KEY_1, KEY_KP0, KEY_KP1, KEY_ENTER, KEY_KPENTER, KEY_NUMERIC_0, KEY_NUMERIC_1};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        if (lib.libevdev_has_event_code(dev->dev, EV_KEY, keys[i])) return 1;
+        if (lib.f.libevdev_has_event_code(dev->dev, EV_KEY, keys[i])) return 1;
     }
     return 0;
 }
@@ -116,7 +114,7 @@ int kiosk_evdev_has_keys(const kiosk_evdev *dev) {
 int kiosk_evdev_next_key(kiosk_evdev *dev, unsigned int *code, int *value, uint64_t *time_ns) {
     for (;;) {
         struct input_event ev;
-        int rc = lib.libevdev_next_event(dev->dev, dev->syncing ? LIBEVDEV_READ_FLAG_SYNC : LIBEVDEV_READ_FLAG_NORMAL, &ev);
+        int rc = lib.f.libevdev_next_event(dev->dev, dev->syncing ? LIBEVDEV_READ_FLAG_SYNC : LIBEVDEV_READ_FLAG_NORMAL, &ev);
         if (rc == -EAGAIN) {
             if (dev->syncing) { dev->syncing = 0; continue; }
             return 0;
@@ -135,8 +133,8 @@ int kiosk_evdev_next_key(kiosk_evdev *dev, unsigned int *code, int *value, uint6
 
 void kiosk_evdev_close(kiosk_evdev *dev) {
     if (!dev) return;
-    lib.libevdev_grab(dev->dev, LIBEVDEV_UNGRAB);
-    lib.libevdev_free(dev->dev);
+    lib.f.libevdev_grab(dev->dev, LIBEVDEV_UNGRAB);
+    lib.f.libevdev_free(dev->dev);
     close(dev->fd);
     free(dev);
 }

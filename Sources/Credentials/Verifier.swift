@@ -266,7 +266,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     public let verifier: CredentialVerifier
     public let queueLimit: Int
     private let condition = Condition()
-    private var queue: [(payload: [UInt8], kind: CredentialKind, done: @Sendable (CredentialOutcome) -> Void)] = []
+    private var queue: [@Sendable () -> Void] = []
     private var stopping = false
     private var busy = false
     private var ended = false
@@ -280,10 +280,18 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     /// Queues a payload; a full queue refuses it at once (nil returned: the caller denies).
     @discardableResult
     public func submit(_ payload: [UInt8], as kind: CredentialKind, done: @escaping @Sendable (CredentialOutcome) -> Void) -> Bool {
+        let verifier = self.verifier
+        return submit { done(verifier.verify(payload, as: kind)) }
+    }
+
+    /// Queues other work of the credentials' that must not run on the frame loop (a PIN's
+    /// scrypt): in turn with the credentials; false when the queue is full or stopping.
+    @discardableResult
+    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping, queue.count < queueLimit else { return false }
-        queue.append((payload, kind, done))
+        queue.append(job)
         condition.signal()
         return true
     }
@@ -318,7 +326,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
             let job = queue.removeFirst()
             busy = true
             condition.unlock()
-            job.done(verifier.verify(job.payload, as: job.kind))
+            job()
             condition.lock()
             busy = false
             condition.unlock()

@@ -8,15 +8,10 @@ import Policy
 /// and no other program). Unplugged, it is `lost`; the thread looks for it again every
 /// `retryNs` (a by-id path comes back when it is plugged in again) and says `ready` when it is
 /// had again. Only key presses are read (not releases nor the keyboard's repeats).
-public final class EvdevKeypad: Keypad, @unchecked Sendable {  // `stopped` guarded by `lock`
+public final class EvdevKeypad: Keypad, @unchecked Sendable {  // its thread's state in `thread`
     public let path: String
     public let retryNs: UInt64
-    private let lock = Lock()
-    private var stopped = false
-    private var started = false
-    private let wake = WakePipe()
-    private let done = Condition()
-    private var ended = false
+    private let thread = KeypadThread()
 
     public init(path: String, retryNs: UInt64 = 1_000_000_000) {
         self.path = path
@@ -43,28 +38,11 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // `stopped` guar
         return kiosk_evdev_has_keys(dev) == 1 ? nil : "\(path) (\(String(cString: kiosk_evdev_name(dev)))) has no digit keys"
     }
 
-    public func start(_ listener: KeypadListener) {
-        lock.withLock { started = true }
-        startThread(name: "kiosk-keypad") { [self] in
-            run(listener)
-            done.lock(); ended = true; done.broadcast(); done.unlock()
-        }
-    }
+    public func start(_ listener: KeypadListener) { thread.start { [self] in run(listener) } }
 
-    public func shutDown() {
-        let (first, running) = lock.withLock { () -> (Bool, Bool) in
-            defer { stopped = true }
-            return (!stopped, started)
-        }
-        guard first, running else { return }
-        wake.wake()
-        done.lock()
-        let deadline = monotonicNanoseconds() + 2_000_000_000
-        while !ended, monotonicNanoseconds() < deadline { _ = done.wait(untilMonotonicNs: deadline) }
-        done.unlock()
-    }
+    public func shutDown() { thread.stop() }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { thread.isStopped }
 
     private func run(_ listener: KeypadListener) {
         var lastProblem: String?
@@ -97,7 +75,7 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // `stopped` guar
     /// Reads until the device goes (why) or a stop (nil).
     private func read(_ dev: OpaquePointer, _ listener: KeypadListener) -> String? {
         while !isStopped {
-            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            var fds = [pollfd(fd: thread.wake, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: kiosk_evdev_fd(dev), events: Int16(POLLIN), revents: 0)]
             let rc = poll(&fds, 2, -1)
             if rc < 0 {
@@ -121,7 +99,7 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // `stopped` guar
 
     /// Waits `ns` or until a stop: false on a stop.
     private func pause(_ ns: UInt64) -> Bool {
-        var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+        var fds = [pollfd(fd: thread.wake, events: Int16(POLLIN), revents: 0)]
         _ = poll(&fds, 1, Int32(ns / 1_000_000))
         return !isStopped
     }

@@ -26,26 +26,48 @@ public protocol Keypad: AnyObject, Sendable {
     func shutDown()
 }
 
-/// A pipe that wakes a keypad's poll when it must stop.
-final class WakePipe: @unchecked Sendable {
-    let read: Int32
-    let write: Int32
-    init() {
-        var fds: [Int32] = [-1, -1]
-        precondition(pipe(&fds) == 0, "pipe: \(Errno.current)")
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        read = fds[0]
-        write = fds[1]
-    }
-    func wake() {
-        var b: UInt8 = 1
-        _ = Glibc.write(write, &b, 1)
-    }
+/// A keypad's thread: started once, stopped once (its poll woken by `wake`), waited for at most 2 s.
+final class KeypadThread: @unchecked Sendable {  // `stopped`, `started` guarded by `lock`; `ended` by `done`
+    private let lock = Lock()
+    private var stopped = false
+    private var started = false
+    private let done = Condition()
+    private var ended = false
+    /// What the thread polls beside its device: readable once a stop is asked.
+    let wake: Int32
+    private let wakeWrite: Int32
+
+    init() { (wake, wakeWrite) = nonBlockingPipe() }
     deinit {
-        close(read)
-        close(write)
+        close(wake)
+        close(wakeWrite)
+    }
+
+    var isStopped: Bool { lock.withLock { stopped } }
+
+    func start(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock { started = true }
+        startThread(name: "kiosk-keypad") { [self] in
+            body()
+            done.lock(); ended = true; done.broadcast(); done.unlock()
+        }
+    }
+
+    /// Stops the thread and waits for it; false on a second call.
+    @discardableResult
+    func stop() -> Bool {
+        let (first, running) = lock.withLock { () -> (Bool, Bool) in
+            defer { stopped = true }
+            return (!stopped, started)
+        }
+        guard first else { return false }
+        guard running else { return true }
+        var b: UInt8 = 1
+        _ = write(wakeWrite, &b, 1)
+        done.lock()
+        let deadline = monotonicNanoseconds() + 2_000_000_000
+        while !ended, monotonicNanoseconds() < deadline { _ = done.wait(untilMonotonicNs: deadline) }
+        done.unlock()
+        return true
     }
 }

@@ -8,19 +8,14 @@ import Policy
 /// the kernel where they happened, assembled into key bursts (`WiegandKeypadPolicy`) on the
 /// keypad's own thread. The lines are requested under the consumer "kiosk", biased up (a Wiegand
 /// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us).
-public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` guarded by `lock`
+public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its thread's own
     /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
     static let settleNs: UInt64 = 5_000_000
 
     public let d0: GPIOInputLine
     public let d1: GPIOInputLine
     private var policy = WiegandKeypadPolicy()
-    private let lock = Lock()
-    private var stopped = false
-    private var started = false
-    private let wake = WakePipe()
-    private let done = Condition()
-    private var ended = false
+    private let thread = KeypadThread()
 
     /// Requests the two lines (a `GPIOError` names the line and its holder).
     public init(chip: GPIOInputChip, d0: Int, d1: Int) throws {
@@ -36,32 +31,17 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` gu
     public var description: String { "wiegand:\(d0.offset),\(d1.offset)" }
 
     public func start(_ listener: KeypadListener) {
-        lock.withLock { started = true }
         listener.keypadReady(description)
-        startThread(name: "kiosk-keypad") { [self] in
-            run(listener)
-            done.lock(); ended = true; done.broadcast(); done.unlock()
-        }
+        thread.start { [self] in run(listener) }
     }
 
     public func shutDown() {
-        let (first, running) = lock.withLock { () -> (Bool, Bool) in
-            defer { stopped = true }
-            return (!stopped, started)
-        }
-        guard first else { return }
-        if running {
-            wake.wake()
-            done.lock()
-            let deadline = monotonicNanoseconds() + 2_000_000_000
-            while !ended, monotonicNanoseconds() < deadline { _ = done.wait(untilMonotonicNs: deadline) }
-            done.unlock()
-        }
+        guard thread.stop() else { return }
         d0.release()
         d1.release()
     }
 
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { thread.isStopped }
 
     private func run(_ listener: KeypadListener) {
         func tell(_ burst: WiegandKeypadPolicy.Burst?) {
@@ -83,7 +63,7 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `stopped` gu
                 let now = monotonicNanoseconds()
                 timeout = next > now ? Int32(min(1000, (next - now + 999_999) / 1_000_000)) : 0
             }
-            var fds = [pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            var fds = [pollfd(fd: thread.wake, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: d0.descriptor, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: d1.descriptor, events: Int16(POLLIN), revents: 0)]
             if poll(&fds, 3, timeout) < 0 && errno != EINTR {

@@ -15,10 +15,7 @@ public enum KeypadSetup {
         let gate: PINGate?
         let keypad: Keypad?
 
-        func shutDown() {
-            keypad?.shutDown()
-            gate?.shutDown()
-        }
+        func shutDown() { keypad?.shutDown() }
     }
 
     /// The keypad started and the gate made; exit 78 for a pins file that does not read, 69 for a
@@ -46,7 +43,7 @@ public enum KeypadSetup {
         }
         let verifier = credentials.verifier
         let door = lines.door
-        let gate = PINGate(config: a.config, pins: pins, store: verifier.store,
+        let gate = PINGate(config: a.config, pins: pins, worker: credentials,
                            rulesInForce: { verifier.currentTrust.access != nil }, clock: a.clock, logger: a.logger,
                            prompt: { door.prompt(.pinPrompt, for: "pin") })
         a.logger.info("pins", ["file": .text(path()), "subjects": .int(pins.count), "keypad": .text(keypad?.description ?? "none"),

@@ -9,7 +9,7 @@ import Policy
 /// a line that says `pin` (or, without rules, whose subject the pins file lists) is not yet the
 /// door's: the door beeps its prompt, the listeners hear `pinRequested` (a speaking door says
 /// `pin`), the code's verdict waits `KIOSK_PIN_WINDOW_S` longer, and the keypad's keys go to one
-/// `PINEntryPolicy`. The PIN is checked on the checker's thread (scrypt, off the frame loop and
+/// `PINEntryPolicy`. The PIN is checked on the verifier's thread (scrypt, off the frame loop and
 /// the keypad's thread); then the verdict: granted, granted under duress, or denied `wrong pin`,
 /// `pin required` (no PIN in the window, or no keypad), `pin locked` (`PINLockout`, in the
 /// used-token store).
@@ -36,7 +36,8 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
     private var ready = false
     private var pending: Pending?
     private var asked: UInt64 = 0
-    private let checker = PINChecker()
+    /// The verifier's thread, where the PINs are checked too (scrypt takes tens of milliseconds).
+    let worker: CredentialWorker
 
     private struct Pending {
         let number: UInt64
@@ -46,13 +47,14 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
         var entry: PINEntryPolicy
     }
 
-    init(config: Configuration, pins: PinsFile, store: UsedTokenStore, rulesInForce: @escaping @Sendable () -> Bool, clock: Clock,
+    init(config: Configuration, pins: PinsFile, worker: CredentialWorker, rulesInForce: @escaping @Sendable () -> Bool, clock: Clock,
          wallClock: @escaping @Sendable () -> Int64 = unixSeconds, logger: Logger, prompt: @escaping @Sendable () -> Void) {
         windowS = config.pinWindowS
         duress = config.duressCode
         door = config.credentialRules.audience ?? config.hostname
         self.pins = pins
-        self.store = store
+        self.worker = worker
+        store = worker.verifier.store
         self.rulesInForce = rulesInForce
         self.clock = clock
         self.wallClock = wallClock
@@ -128,9 +130,6 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
         logger.debug("keypad_burst_refused", ["bits": .int(bits)])
     }
 
-    /// Stops the checker (the last PIN's verdict given first, or its wait's deadline).
-    func shutDown() { checker.shutDown() }
-
     // MARK: the decision
 
     /// The window's end on the clock (a timer that comes early looks again).
@@ -160,17 +159,15 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
         give(p.outcome, .pinRequired, to: p.code)
     }
 
-    /// The hashes on the checker's thread; the verdict from there.
+    /// The hashes on the verifier's thread; the verdict from there.
     private func check(_ pin: PINDigits, _ p: Pending) {
         let sub = p.outcome.sub ?? ""
         // A subject the rules ask for a PIN but the pins file does not list: any PIN is wrong,
         // found so in the same time as a listed one's.
         let entry = lock.withLock { pins.entry(for: sub) } ?? PINGate.unknownSubject
         let duress = self.duress
-        let accepted = checker.submit {
-            PINJudgement.judge(pin, entry, duress: duress) { digits, hash in PINGate.matches(digits, hash) }
-        } done: { [self] result in
-            decided(result, p)
+        let accepted = worker.submit { [self] in
+            decided(PINJudgement.judge(pin, entry, duress: duress) { digits, hash in PINGate.matches(digits, hash) }, p)
         }
         if !accepted { give(p.outcome, .pinRequired, to: p.code) }
     }
@@ -242,53 +239,5 @@ extension UsedTokenStore {
             return r.claim
         }
         return locked
-    }
-}
-
-/// The PINs' checks on a thread of their own: scrypt takes tens of milliseconds and must hold up
-/// neither the frame loop, nor the keypad, nor the clock's timers. At most 4 wait.
-final class PINChecker: @unchecked Sendable {  // guarded by `condition`
-    private let condition = Condition()
-    private var queue: [(work: @Sendable () -> PINResult, done: @Sendable (PINResult) -> Void)] = []
-    private var stopping = false
-    private var ended = false
-
-    init() { startThread(name: "kiosk-pin") { [self] in work() } }
-
-    func submit(_ work: @escaping @Sendable () -> PINResult, done: @escaping @Sendable (PINResult) -> Void) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping, queue.count < 4 else { return false }
-        queue.append((work, done))
-        condition.signal()
-        return true
-    }
-
-    func shutDown() {
-        condition.lock()
-        stopping = true
-        condition.broadcast()
-        let deadline = monotonicNanoseconds() + 2_000_000_000
-        while !ended, monotonicNanoseconds() < deadline { _ = condition.wait(untilMonotonicNs: deadline) }
-        condition.unlock()
-    }
-
-    private func work() {
-        while true {
-            condition.lock()
-            while queue.isEmpty && !stopping { condition.wait() }
-            if queue.isEmpty {
-                condition.unlock()
-                Crypto.threadEnds()
-                condition.lock()
-                ended = true
-                condition.broadcast()
-                condition.unlock()
-                return
-            }
-            let job = queue.removeFirst()
-            condition.unlock()
-            job.done(job.work())
-        }
     }
 }
