@@ -11,6 +11,9 @@ import Policy
 public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its thread's own
     /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
     static let settleNs: UInt64 = 5_000_000
+    /// A burst ends by time only this long after its gap, on the clock now: edges read late (a
+    /// busy machine) still join their burst. A person's next key comes later than this anyway.
+    static let lateNs: UInt64 = 100_000_000
 
     public let d0: GPIOInputLine
     public let d1: GPIOInputLine
@@ -56,7 +59,7 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its
         // the bursts in the order the kernel stamped them.
         var waiting: [(one: Bool, edge: GPIOEdge)] = []
         while !isStopped {
-            var next = policy.burstEndsNs
+            var next = policy.burstEndsNs.map { $0 &+ WiegandKeypad.lateNs }
             if let first = waiting.first?.edge.timestampNs { next = min(next ?? .max, first &+ WiegandKeypad.settleNs) }
             var timeout: Int32 = -1
             if let next {
@@ -83,7 +86,7 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its
             let settled = waiting.prefix { $0.edge.timestampNs &+ WiegandKeypad.settleNs <= now }
             waiting.removeFirst(settled.count)
             for (one, edge) in settled { tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs)) }
-            if waiting.isEmpty { tell(policy.check(atNs: now)) }
+            if waiting.isEmpty, now > WiegandKeypad.lateNs { tell(policy.check(atNs: now - WiegandKeypad.lateNs)) }
         }
     }
 }

@@ -85,18 +85,19 @@ final class KeypadEndToEndTests: XCTestCase {
     }
 
     /// The keys as a Wiegand keypad sends them: `width`-bit bursts, each bit a 100 us pulse 2 ms
-    /// after the last, stamped just before now; a key every 60 ms (a quick hand).
+    /// after the last, stamped just before now and written at once; a key every 60 ms (a quick hand).
     func type(_ keys: String, on kiosk: Kiosk, width: Int = 8) {
         for c in keys {
             let key: KeypadKey = c == "#" ? .hash : c == "*" ? .star : .digit(UInt8(String(c))!)
             let bits = WiegandKeypadPolicy.bits(of: key, width: width)
-            var t = monotonicNanoseconds() - UInt64(bits.count) * 2_000_000 - 1_000_000
+            var t = monotonicNanoseconds() - UInt64(bits.count) * 2_000_000
+            var lines: [String] = []
             for bit in bits {
                 let line = bit ? Self.d1 : Self.d0
-                kiosk.say("\(line) 0 \(t)")
-                kiosk.say("\(line) 1 \(t + 100_000)")
+                lines += ["\(line) 0 \(t)", "\(line) 1 \(t + 100_000)"]
                 t += 2_000_000
             }
+            kiosk.say(lines.joined(separator: "\n"))
             usleep(60_000)  // the pace of a hand, not a wait for anything to happen
         }
     }
