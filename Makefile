@@ -50,6 +50,9 @@ PACKAGES += faketime
 # ALSA's headers for the speaker's shim (Sources/CALSA); the kiosk dlopen()s libasound.so.2
 # (libasound2 on bookworm, libasound2t64 on trixie) only when KIOSK_SPEAKER is set
 PACKAGES += libasound2-dev
+# libevdev's headers for the keypad's shim (Sources/CEvdev); the kiosk dlopen()s libevdev.so.2
+# (libevdev2, the same name on bookworm and trixie) only when KIOSK_KEYPAD names an evdev keypad
+PACKAGES += libevdev-dev
 
 # Independent implementations the tests check the kiosk against (PyPI, pinned): COSE/CWT
 # credentials (cwt, pycose), rotating codes (pyotp, RFC 6238), an OSDP control panel (libosdp),

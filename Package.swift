@@ -28,6 +28,9 @@
 //                 frame loop; Policy/: Base45, CBOR, COSE, claims, used tokens, bundles
 //   OSDP        - the access controller's RS-485 bus: the kiosk as an OSDP reader (PD) with Secure
 //                 Channel; Policy/: packets and the peripheral's decisions
+//   Keypad      - the door's keypad: a USB keypad through libevdev, a Wiegand keypad on two inputs;
+//                 Policy/: key bursts, a PIN's entry, its hash, the pins file, the lockout, duress;
+//                 Service/: the PIN's gate between the verifier and the door
 //   Fleet       - the building's broker: scan events, state and health over libmosquitto, a spool
 //                 that keeps scans while the broker is away; Policy/: MQTT messages, Home
 //                 Assistant, the building's commands
@@ -66,8 +69,8 @@ func elsewhere(_ sources: [String]) -> [String] {
     }
 }
 
-let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Speech/Policy", "Kiosk/Policy", "Setup/Policy"]
-let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service", "Speech/Service", "Setup/Service"]
+let policy = ["Camera/Policy", "Reader/Policy", "Torch/Policy", "Door/Policy", "Credentials/Policy", "OSDP/Policy", "Fleet/Policy", "Speech/Policy", "Keypad/Policy", "Kiosk/Policy", "Setup/Policy"]
+let service = ["Kiosk", "Torch/Service", "Door/Service", "Credentials/Service", "OSDP/Service", "Fleet/Service", "Reader/Service", "Speech/Service", "Keypad/Service", "Setup/Service"]
 let commands = ["Commands", "Camera/Command", "Reader/Command", "Door/Command", "Credentials/Command", "OSDP/Command", "Setup/Command"]
 
 let package = Package(
@@ -116,8 +119,12 @@ let package = Package(
         .target(name: "CALSA", dependencies: ["CPlatform"], path: "Sources/CALSA", linkerSettings: [.linkedLibrary("dl")]),
         // The door speaks: phrases rendered by espeak-ng (its program) into a cache, played through ALSA.
         .target(name: "Speech", dependencies: ["Policy", "Platform", "CALSA"], exclude: ["Policy", "Service"]),
+        // libevdev loaded on first use (dlopen): a USB keypad's events, the device grabbed.
+        .target(name: "CEvdev", dependencies: ["CPlatform"], path: "Sources/CEvdev", linkerSettings: [.linkedLibrary("dl")]),
+        // The door's keypad: an input-event device through libevdev, a Wiegand keypad on two GPIO inputs.
+        .target(name: "Keypad", dependencies: ["Policy", "Platform", "GPIO", "CEvdev"], exclude: ["Policy", "Service"]),
         // The service: its own files and every concern's Service/ folder.
-        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene", "Speech"],
+        .target(name: "Kiosk", dependencies: ["Policy", "Platform", "Camera", "Reader", "GPIO", "Systemd", "Credentials", "Crypto", "Fleet", "OSDP", "Scene", "Speech", "Keypad"],
                 path: "Sources", exclude: elsewhere(service) + ["Kiosk/Policy"], sources: service),
         // The kiosk as an OSDP reader: the serial port, the link's thread, the key store.
         .target(name: "OSDP", dependencies: ["Policy", "Platform", "Crypto"], exclude: ["Policy", "Service", "Command"]),

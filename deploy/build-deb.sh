@@ -208,6 +208,8 @@ EOF
 # libasound2t64 from trixie on): a speaker is configured by a variable alone, and a Pi's image has
 # it anyway. espeak-ng is recommended: it renders the phrases at start into /var/cache/kiosk, and
 # without it a kiosk whose phrases are all cached still speaks (otherwise speech is off, said).
+# And libevdev2 (the same name on both), loaded only for a USB keypad (KIOSK_KEYPAD=evdev:...,
+# issue 54): recommended.
 mkdir -p "$work/shlibs/debian"
 printf 'Source: kiosk\n\nPackage: kiosk\nArchitecture: any\n' > "$work/shlibs/debian/control"
 shlibdeps=(dpkg-shlibdeps)
@@ -239,7 +241,7 @@ Architecture: $arch
 Maintainer: $MAINTAINER
 Installed-Size: $installed_size
 Depends: adduser, $shlibs, libmosquitto1, libasound2t64 | libasound2
-Recommends: libical3t64 | libical3, espeak-ng
+Recommends: libical3t64 | libical3, espeak-ng, libevdev2
 Section: misc
 Priority: optional
 Description: headless barcode and QR-code scanner service for a door kiosk
@@ -259,15 +261,15 @@ cat > "$root/DEBIAN/postinst" <<'EOF'
 set -e
 
 if [ "$1" = configure ]; then
-	# The service's user, in the groups that own /dev/video*, /dev/gpiochip*, the serial ports (dialout) and /dev/snd/* (audio).
-	for g in video gpio dialout audio; do
+	# The service's user, in the groups that own /dev/video*, /dev/gpiochip*, the serial ports (dialout), /dev/snd/* (audio) and a USB keypad (input).
+	for g in video gpio dialout audio input; do
 		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
 	done
 	if ! getent passwd kiosk >/dev/null; then
 		adduser --quiet --system --group --no-create-home --home /nonexistent \
 			--gecos "kiosk barcode scanner" kiosk
 	fi
-	for g in video gpio dialout audio; do
+	for g in video gpio dialout audio input; do
 		id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || adduser --quiet kiosk "$g"
 	done
 fi

@@ -194,7 +194,7 @@ if [ -n "$DESTDIR" ]; then
 fi
 
 # 3. The user and its device groups.
-for g in video gpio dialout audio; do
+for g in video gpio dialout audio input; do
   getent group "$g" >/dev/null || { groupadd --system "$g"; echo "  created    group $g"; }
 done
 if ! id kiosk >/dev/null 2>&1; then
@@ -202,7 +202,7 @@ if ! id kiosk >/dev/null 2>&1; then
           --shell /usr/sbin/nologin --comment "kiosk barcode scanner" kiosk
   echo "  created    user kiosk"
 fi
-for g in video gpio dialout audio; do
+for g in video gpio dialout audio input; do
   id -nG kiosk | tr ' ' '\n' | grep -qx "$g" || { usermod -a -G "$g" kiosk; echo "  added      kiosk to group $g"; }
 done
 

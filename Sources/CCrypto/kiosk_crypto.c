@@ -39,7 +39,8 @@
     X(RAND_bytes) X(ERR_get_error) X(ERR_error_string_n) X(ERR_clear_error) X(OPENSSL_thread_stop) \
     X(OSSL_PARAM_construct_utf8_string) X(OSSL_PARAM_construct_end) \
     X(EVP_PKEY_CTX_new_from_name) X(EVP_PKEY_CTX_free) X(EVP_PKEY_fromdata_init) \
-    X(EVP_PKEY_fromdata) X(EVP_PKEY_dup) X(EVP_PKEY_set1_encoded_public_key)
+    X(EVP_PKEY_fromdata) X(EVP_PKEY_dup) X(EVP_PKEY_set1_encoded_public_key) \
+    X(EVP_PBE_scrypt) X(CRYPTO_memcmp)
 
 #define DECLARE(name) __typeof__(name) *name;
 static struct { KIOSK_CRYPTO_FUNCTIONS(DECLARE) } ssl;
@@ -293,4 +294,20 @@ int kiosk_aes128_cbc_decrypt(const uint8_t key[16], const uint8_t iv[16], const 
 int kiosk_random_bytes(uint8_t *out, size_t len) {
     if (!ready() || len > 0x7fffffff) return -1;
     return ssl.RAND_bytes(out, (int)len) == 1 ? 0 : -1;
+}
+
+int kiosk_scrypt(const uint8_t *password, size_t passlen, const uint8_t *salt, size_t saltlen,
+                 uint64_t n, uint64_t r, uint64_t p, uint8_t *out, size_t outlen) {
+    if (!ready()) return -1;
+    static const char empty[1];
+    /* maxmem: what N and r need (128 * N * r bytes) and a little more; OpenSSL's default of
+     * 32 MiB would refuse a LOGN the admin chose on purpose. */
+    uint64_t maxmem = 128 * n * r + 128 * r * p + (1u << 20);
+    ssl.ERR_clear_error();
+    return ssl.EVP_PBE_scrypt(passlen ? (const char *)password : empty, passlen, salt, saltlen, n, r, p, maxmem, out, outlen) == 1 ? 0 : -1;
+}
+
+int kiosk_equal_in_constant_time(const uint8_t *a, const uint8_t *b, size_t len) {
+    if (!ready()) return -1;
+    return ssl.CRYPTO_memcmp(a, b, len) == 0 ? 1 : 0;
 }

@@ -107,6 +107,8 @@ public struct CredentialSources: Equatable, Sendable {
     public var revokedFile: String
     /// `KIOSK_HOLDERS_FILE`, or the bundle's `holders`.
     public var holdersFile: String
+    /// `KIOSK_PINS_FILE`, or the bundle's `pins`.
+    public var pinsFile: String
     public var accessFile: String?
     /// Read in place of the file a `holidays` line names; nil: the line's own.
     public var holidaysFile: String?
@@ -123,6 +125,7 @@ public struct CredentialSources: Equatable, Sendable {
         ticketKeysDir = TicketKeys.folder(trustDir: c.trustDir)
         revokedFile = c.revokedFile
         holdersFile = c.holdersFile
+        pinsFile = c.pinsFile
         accessFile = c.accessFile
     }
 
@@ -137,6 +140,7 @@ public struct CredentialSources: Equatable, Sendable {
         if fromBundle.contains(.eventKey) { ticketKeysDir = folder + "/trust/" + TicketKeys.folderName }
         if fromBundle.contains(.revoked) { revokedFile = folder + "/revoked" }
         if fromBundle.contains(.holders) { holdersFile = folder + "/holders" }
+        if fromBundle.contains(.pins) { pinsFile = folder + "/pins" }
         if fromBundle.contains(.access) { accessFile = folder + "/access" }
         if fromBundle.contains(.holidays) { holidaysFile = folder + "/holidays.ics" }
     }
@@ -151,7 +155,8 @@ public struct CredentialSources: Equatable, Sendable {
     public var inForce: [(kind: String, path: String, bundle: UInt64?)] {
         func from(_ k: SiteBundle.Kind) -> UInt64? { fromBundle.contains(k) ? bundleVersion : nil }
         var out: [(String, String, UInt64?)] = [("keys", trustKeysDir, from(.trustKey)), ("event keys", ticketKeysDir, from(.eventKey)),
-                                                ("revoked", revokedFile, from(.revoked)), ("holders", holdersFile, from(.holders))]
+                                                ("revoked", revokedFile, from(.revoked)), ("holders", holdersFile, from(.holders)),
+                                                ("pins", pinsFile, from(.pins))]
         if let a = accessFile { out.append(("access", a, from(.access))) }
         if let h = holidaysFile { out.append(("holidays", h, from(.holidays))) }
         return out

@@ -41,6 +41,11 @@ public struct DoorRules: Equatable, Sendable {
         rules.decide(groups: groups, at: LocalTime.wallClock(now), holidays: holidays, clockSynced: clockSynced, lockdown: lockdown)
     }
 
+    /// `decide`'s reason and whether the grant waits for a PIN (`AccessRules.decision`).
+    public func decision(groups: [String], now: Int64, clockSynced: Bool, lockdown: Bool = false) -> (reason: AccessReason, pin: Bool) {
+        rules.decision(groups: groups, at: LocalTime.wallClock(now), holidays: holidays, clockSynced: clockSynced, lockdown: lockdown)
+    }
+
     /// For the log: `schedules=2 allow=3 ... holidays=12`.
     public var summary: String { rules.summary + " holidays=\(holidays.count)" }
 }

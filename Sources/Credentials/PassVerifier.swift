@@ -116,7 +116,7 @@ extension CredentialVerifier {
             o.reason = TimeSource.reason(CredentialCheck.claims(claims, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
                                                                 isRevoked: { revoked.contains($0) }), time)
             guard o.reason == .valid else { return o }
-            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
+            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced, pin: &o.pinRequired), time)
             guard o.reason == .valid else { return o }
             // The point is OpenSSL's to read and check on the curve: one that is not is no key.
             guard let k = HolderPoints.shared.key(bound.sec1) else { o.reason = .malformed; return o }
@@ -134,7 +134,7 @@ extension CredentialVerifier {
             groups = entry.holder.groups
             o.groups = groups
             if revoked.contains(name) { o.reason = .revoked; return o }
-            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
+            o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced, pin: &o.pinRequired), time)
             guard o.reason == .valid else { return o }
             guard let d = try? Crypto.sha256(pass.credential) else { o.reason = .signature; return o }
             holderKey = entry.key

@@ -125,7 +125,8 @@ public final class SiteBundleStore: @unchecked Sendable {
                     parent += "/" + part
                     try makeFolder(parent)
                 }
-                try SmallFile.replace(temporary + "/" + f.name, with: f.bytes, mode: 0o644)
+                // The pins' hashes can be guessed offline with time: readable by the kiosk alone.
+                try SmallFile.replace(temporary + "/" + f.name, with: f.bytes, mode: f.kind == .pins ? 0o600 : 0o644)
                 pause()
             }
             try SmallFile.replace(temporary + "/" + SiteBundleStore.envelopeName, with: bytes, mode: 0o644)

@@ -134,6 +134,9 @@ public final class UsedTokenStore: @unchecked Sendable {  // guarded by `lock`
 
     public var count: Int { lock.withLock { tokens.entries.count } }
 
+    /// What `body` reads of the tokens now (the PIN's lockout).
+    public func reading<T>(_ body: (UsedTokens) -> T) -> T { lock.withLock { body(tokens) } }
+
     /// How many times `key` was claimed.
     public func uses(of key: String) -> Int { lock.withLock { tokens.uses(of: key) } }
     public var capacity: Int { tokens.capacity }

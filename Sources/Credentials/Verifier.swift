@@ -146,7 +146,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         o.reason = TimeSource.reason(CredentialCheck.claims(claims, rules: TimeSource.rules(rules, time), now: now, clockSynced: synced,
                                                             isRevoked: { revoked.contains($0) }), time)
         guard o.reason == .valid else { return o }
-        o.reason = TimeSource.reason(allowed(claims.groups ?? [], access: access, now: now, synced: synced), time)
+        o.reason = TimeSource.reason(allowed(claims.groups ?? [], access: access, now: now, synced: synced, pin: &o.pinRequired), time)
         guard o.reason == .valid else { return o }
         o.reason = admit(subject: claims.sub, token: claims.cti.map { (UsedTokens.signedKey(cti: $0), claims.exp, claims.uses ?? 1) }, now: now)
         return o
@@ -176,7 +176,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         guard o.reason == .valid else { return o }
         o.sub = code.holder
         o.groups = secret?.groups ?? []
-        o.reason = TimeSource.reason(allowed(secret?.groups ?? [], access: access, now: now, synced: synced), time)
+        o.reason = TimeSource.reason(allowed(secret?.groups ?? [], access: access, now: now, synced: synced, pin: &o.pinRequired), time)
         guard o.reason == .valid else { return o }
         // A step's code is accepted once; the entry lasts as long as the code could be accepted.
         let until = (step + 1) * period + period
@@ -217,7 +217,7 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
         guard o.reason == .valid else { return o }
         let groups = access.map { $0.rules.groups(forTicket: t.item, variation: t.variation, subevent: t.subevent) } ?? []
         o.groups = groups
-        o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced), time)
+        o.reason = TimeSource.reason(allowed(groups, access: access, now: now, synced: synced, pin: &o.pinRequired), time)
         guard o.reason == .valid else { return o }
         let entry = UsedTokens.ticketKey(payloadDigest: digest)
         o.reason = admit(subject: entry, token: rules.ticketEntries > 0 ? (entry, t.validUntil, rules.ticketEntries) : nil, now: now)
@@ -229,10 +229,13 @@ public final class CredentialVerifier: @unchecked Sendable {  // `trust`, `antip
     /// `synced`: the clock judges (`TimeSource.judges`: a source vouches, or
     /// `KIOSK_REQUIRE_SYNCED_CLOCK=0`, 0.3's rule; never behind the floor).
     /// In a lockdown only the `lockdown-allow` groups open (none without rules).
-    func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool) -> CredentialReason {
+    /// `pin`: set when the line that opens asks for the holder's PIN (`allow ... pin`).
+    func allowed(_ groups: [String], access: DoorRules?, now: Int64, synced: Bool, pin: inout Bool) -> CredentialReason {
         let lockdown = lock.withLock { lockdownNow }?() ?? false
         guard let access else { return lockdown ? .lockdown : .valid }
-        return CredentialReason(access.decide(groups: groups, now: now, clockSynced: synced, lockdown: lockdown))
+        let d = access.decision(groups: groups, now: now, clockSynced: synced, lockdown: lockdown)
+        pin = d.pin
+        return CredentialReason(d.reason)
     }
 
     /// Antipassback, then the store (a denied subject does not use up a one-time token).
@@ -263,7 +266,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     public let verifier: CredentialVerifier
     public let queueLimit: Int
     private let condition = Condition()
-    private var queue: [(payload: [UInt8], kind: CredentialKind, done: @Sendable (CredentialOutcome) -> Void)] = []
+    private var queue: [@Sendable () -> Void] = []
     private var stopping = false
     private var busy = false
     private var ended = false
@@ -277,10 +280,18 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
     /// Queues a payload; a full queue refuses it at once (nil returned: the caller denies).
     @discardableResult
     public func submit(_ payload: [UInt8], as kind: CredentialKind, done: @escaping @Sendable (CredentialOutcome) -> Void) -> Bool {
+        let verifier = self.verifier
+        return submit { done(verifier.verify(payload, as: kind)) }
+    }
+
+    /// Queues other work of the credentials' that must not run on the frame loop (a PIN's
+    /// scrypt): in turn with the credentials; false when the queue is full or stopping.
+    @discardableResult
+    public func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping, queue.count < queueLimit else { return false }
-        queue.append((payload, kind, done))
+        queue.append(job)
         condition.signal()
         return true
     }
@@ -315,7 +326,7 @@ public final class CredentialWorker: @unchecked Sendable {  // `queue`, `stoppin
             let job = queue.removeFirst()
             busy = true
             condition.unlock()
-            job.done(verifier.verify(job.payload, as: job.kind))
+            job()
             condition.lock()
             busy = false
             condition.unlock()

@@ -74,6 +74,24 @@ public enum Crypto {
         return out
     }
 
+    /// scrypt (RFC 7914) of `password` with `salt`: N = 2^`logN`, `r`, `p`, `length` bytes.
+    public static func scrypt(password: [UInt8], salt: [UInt8], logN: Int, r: Int, p: Int, length: Int) throws -> [UInt8] {
+        guard (1...30).contains(logN), r > 0, p > 0, length > 0 else { throw CryptoError("scrypt needs LOGN 1-30, r and p above 0") }
+        var out = [UInt8](repeating: 0, count: length)
+        guard kiosk_scrypt(password, password.count, salt, salt.count, UInt64(1) << UInt64(logN), UInt64(r), UInt64(p),
+                           &out, length) == 0 else { throw failure("scrypt") }
+        return out
+    }
+
+    /// Whether `a` and `b` are equal, compared in a time that does not depend on where they
+    /// differ (OpenSSL's CRYPTO_memcmp); of different lengths: false.
+    public static func equalInConstantTime(_ a: [UInt8], _ b: [UInt8]) throws -> Bool {
+        guard a.count == b.count else { return false }
+        let rc = kiosk_equal_in_constant_time(a, b, a.count)
+        guard rc >= 0 else { throw failure("CRYPTO_memcmp") }
+        return rc == 1
+    }
+
     private static func checkAES(key: [UInt8], iv: [UInt8]?, _ data: [UInt8]) throws {
         guard key.count == 16, iv == nil || iv!.count == 16, data.count % 16 == 0 else {
             throw CryptoError("AES-128 needs a 16-byte key and IV and whole 16-byte blocks")

@@ -134,14 +134,7 @@ public final class SoftwareInputLine: GPIOInputLine, @unchecked Sendable {  // `
         self.offset = offset
         current = level
         self.onRelease = onRelease
-        var fds: [Int32] = [-1, -1]
-        precondition(pipe(&fds) == 0, "pipe: \(Errno.current)")
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        readEnd = fds[0]
-        writeEnd = fds[1]
+        (readEnd, writeEnd) = nonBlockingPipe()
     }
 
     deinit {

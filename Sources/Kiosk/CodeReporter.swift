@@ -25,6 +25,8 @@ public final class CodeReporter {
     let clock: Clock
     /// Told of each code, in order, the door first (`ScanListener`).
     var listeners: [ScanListener] = []
+    /// The PIN's step between the verifier and the door (a keypad's door; nil: none).
+    var pinGate: PINGate?
 
     /// The most of a payload the `scan` event shows.
     public static let loggedPayloadLimit = 512
@@ -79,14 +81,15 @@ public final class CodeReporter {
     /// A signed credential, rotating code, ticket or pass: verified on the verifier's thread,
     /// where its `scan` and `credential` events are logged and its verdict given to the door.
     private func judge(_ code: ReportedCode, worker: CredentialWorker) {
-        let (logger, clock) = (self.logger, self.clock)
+        let (logger, clock, gate) = (self.logger, self.clock, self.pinGate)
         let accepted = worker.submit(code.bytes, as: code.kind.credential) { o in
             var scan: [(String, LogValue)] = [("symbology", .text(code.symbology))]
             if let sub = o.sub { scan.append(("credential", .text(sub))) }
             scan += [("hash", .text(o.hash)), ("frame", .int(Int(code.frame.sequence))), ("latency_ms", .ms(code.latencyMs))]
             logger.log(.info, "scan", fields: scan)
             CodeReporter.logCredential(o, logger)
-            code.verdict?.give(Verdict(o), at: clock.now())
+            // A grant that asks for a PIN gets its verdict from the gate, once the PIN is checked.
+            if gate?.judge(o, for: code) != true { code.verdict?.give(Verdict(o), at: clock.now()) }
         }
         if !accepted {
             logger.warning("credential_dropped", ["reason": "the verifier's queue is full", "frame": .int(Int(code.frame.sequence))])

@@ -38,14 +38,15 @@ public enum KioskService {
             let link = try FleetSetup.assemble(a, commands: commands, bundles: bundles)
             shutdown.add { reason in link.map { FleetSetup.stop($0, after: reason) } }
             let credentials = try CredentialSetup.assemble(a, bundles: bundles, volatile: volatile)
-            shutdown.add { _ in credentials?.clockWatch?.shutDown() }
-            shutdown.add { _ in credentials?.worker.shutDown() }
+            shutdown.add { _ in credentials?.worker.shutDown(); credentials?.clockWatch?.shutDown() }
             let lines = try OutputLines.assemble(a)
             shutdown.add { _ in a.outputs.silence() }
             let speech = try SpeechSetup.assemble(a, lines: lines)
             shutdown.add { _ in speech?.speaker.stop() }
             let osdp = try OSDPReader.assemble(a, door: lines.door, speech: speech)
             shutdown.add { _ in osdp?.shutDown() }
+            let keypad = try KeypadSetup.assemble(a, lines: lines, credentials: credentials?.worker, bundles: bundles, osdp: osdp)
+            shutdown.add { _ in keypad?.shutDown() }
             let hook = ScanHook.assemble(a)
             // The outputs first: a verdict that comes while the program is ended does nothing.
             shutdown.add { _ in a.outputs.silence(); hook?.shutDown() }
@@ -62,16 +63,13 @@ public enum KioskService {
             let service = ScanService(configuration: a.config, source: source, features: ScanFeatures(
                 door: lines.door, hook: hook, fleet: fleet, credentials: credentials?.worker, setup: setup, torch: lines.torch,
                 notifier: SystemdNotifier(), stats: StatsReporter(intervalSeconds: a.config.statsSeconds, metricsFile: a.config.metricsFile, logger: logger),
-                listeners: ([lines.watch, osdp, modes.keeper, speech, demoScene] as [ScanListener?]).compactMap { $0 }),
+                listeners: ([lines.watch, osdp, modes.keeper, speech, demoScene] as [ScanListener?]).compactMap { $0 }, pin: keypad?.gate),
                 logger: logger, stop: a.stop, clock: clock, processStartNs: processStartNs)
             if !a.config.camera.isReplay { service.decoding.waitNs = DecodePipeline.liveWaitNs(fps: a.config.fps) }
-            let end = try runLoop(service, a)
-            reason = end
-            if let demoScene, end == .sourceEnded {
-                return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: lines.torch?.changes ?? 0,
-                                       screenLooks: lines.torch?.screenLooks ?? 0)
-            }
-            return ExitStatus.ok
+            reason = try runLoop(service, a)
+            guard let demoScene, reason == .sourceEnded else { return ExitStatus.ok }
+            return demoScene.judge(logger: logger, reopenings: service.reopenings, torchChanges: lines.torch?.changes ?? 0,
+                                   screenLooks: lines.torch?.screenLooks ?? 0)
         } catch let exit as ServiceExit {
             return exit.status
         } catch {

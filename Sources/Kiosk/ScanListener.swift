@@ -20,6 +20,10 @@ public protocol ScanListener: AnyObject {
     /// The door acted on a code's verdict (the lines, the beeps, the `verdict` event); `verdict`
     /// is what it acted on (a credential's outcome in `verdict.credential`).
     func verdictGiven(_ verdict: Verdict, for code: ReportedCode)
+    /// The code's holder is asked for a PIN (the door has beeped; a speaking door says `pin`):
+    /// its verdict comes once the PIN is checked or the window ends (from the keypad's or the
+    /// clock's thread).
+    func pinRequested(for code: ReportedCode)
     /// A frame went through the loop; `count` frames so far.
     func frameProcessed(_ count: Int)
     /// The torch went on or off.
@@ -40,6 +44,7 @@ public protocol ScanListener: AnyObject {
 public extension ScanListener {
     func codeReported(_ code: ReportedCode) {}
     func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {}
+    func pinRequested(for code: ReportedCode) {}
     func frameProcessed(_ count: Int) {}
     func torchSwitched(on: Bool) {}
     func cameraChanged(ok: Bool) {}
@@ -92,10 +97,11 @@ extension ScanHook: ScanListener {
     /// waits for the verdicts and then for the program's queue, finds it there.
     public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
         guard code.judge == .verifier, let o = verdict.credential else { return }
-        submit(symbology: code.symbology, payload: Array(CodeReporter.credentialLine(o).utf8), extra: [
-            "KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
-            "KIOSK_CREDENTIAL_SUB": o.sub ?? "",
-        ])
+        var extra = ["KIOSK_CREDENTIAL_RESULT": o.granted ? "granted" : "denied", "KIOSK_CREDENTIAL_REASON": o.reason.rawValue,
+                     "KIOSK_CREDENTIAL_SUB": o.sub ?? ""]
+        // A duress code's grant: the program may raise its own alarm (interface.md 0.6).
+        if verdict.duress { extra["KIOSK_DURESS"] = "1" }
+        submit(symbology: code.symbology, payload: Array(CodeReporter.credentialLine(o).utf8), extra: extra)
     }
     public func sourceEnded(unless stop: StopSignal) { settle(unless: stop) }
 }
@@ -111,6 +117,7 @@ extension FleetReporter: ScanListener {
         let credential = code.judge == .verifier
             ? ScanCredential(subject: verdict.subject, hash: verdict.credential?.hash ?? "", reason: verdict.reason) : nil
         decided(code: ObjectIdentifier(code), verdict: verdict.result.rawValue, credential: credential)
+        if verdict.duress { duress(subject: verdict.subject ?? "") }
     }
     public func torchSwitched(on: Bool) { torch(on: on) }
     public func cameraChanged(ok: Bool) { camera(ok: ok) }

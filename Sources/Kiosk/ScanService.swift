@@ -43,6 +43,8 @@ public struct ScanFeatures {
     public var credentials: CredentialWorker?
     /// Where setup codes go (`KS1:`).
     public var setup: SetupDesk?
+    /// The PIN's step after the verifier (`KeypadSetup`).
+    public var pin: PINGate?
     public var torch: Torch?
     public var notifier: ServiceNotifier?
     public var stats: StatsReporter?
@@ -51,8 +53,10 @@ public struct ScanFeatures {
     public var listeners: [ScanListener]
 
     public init(door: DoorReader? = nil, hook: ScanHook? = nil, fleet: FleetReporter? = nil, credentials: CredentialWorker? = nil,
-                setup: SetupDesk? = nil, torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = []) {
+                setup: SetupDesk? = nil, torch: Torch? = nil, notifier: ServiceNotifier? = nil, stats: StatsReporter? = nil, listeners: [ScanListener] = [],
+                pin: PINGate? = nil) {
         self.door = door
+        self.pin = pin
         self.hook = hook
         self.fleet = fleet
         self.credentials = credentials
@@ -124,6 +128,7 @@ public final class ScanService {
         reporter = CodeReporter(credentials: features.credentials, setup: features.setup, programJudges: features.hook != nil,
                                 signedPrefix: configuration.credentialPrefix, logger: logger, clock: clock)
         reporter.listeners = listeners
+        reporter.pinGate = features.pin
         self.logger = logger
         self.stop = stop
         self.clock = clock

@@ -42,3 +42,15 @@ public enum Syscall {
         }
     }
 }
+
+/// A pipe whose ends are close-on-exec and non-blocking: a thread's wake-up (a byte written wakes
+/// its poll), or a pollable queue's signal. A process out of descriptors stops here.
+public func nonBlockingPipe() -> (read: Int32, write: Int32) {
+    var fds: [Int32] = [-1, -1]
+    precondition(pipe(&fds) == 0, "pipe: \(Errno.current)")
+    for fd in fds {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+    return (fds[0], fds[1])
+}

@@ -131,7 +131,7 @@ final class AccessRulesTests: XCTestCase {
             ("lockdown-allow", 1, "expected lockdown-allow GROUP [GROUP]..."),
             ("lockdown-allow a b!", 1, "a GROUP of 1-64 letters, digits, '-', '_' or '.'; got 'b!'"),
             ("unlock", 1, "expected unlock SCHEDULE [first=GROUP]"),
-            ("unlock always last=staff", 1, "expected unlock SCHEDULE [first=GROUP]; got 'last=staff'"),
+            ("unlock always last=staff", 1, "expected unlock SCHEDULE [first=GROUP] [pin]; got 'last=staff'"),
             ("unlock always first=", 1, "expected unlock SCHEDULE [first=GROUP]"),
             ("unlock office", 1, "schedule office is not defined"),
             ("pretix 42", 1, "expected pretix ITEM[/VARIATION] GROUP"),
@@ -365,5 +365,36 @@ final class AccessRulesShownTests: XCTestCase {
         ])
         XCTAssertEqual(r.understood(at: at("2026-03-07", 14, 0), holidays: [LocalDate("2026-03-09")!]).filter { $0.hasPrefix("unlock") },
                        ["unlock office first=staff: no window now, next begins tue 2026-03-10 07:00"], "Saturday after 13:00, Monday closed")
+    }
+
+    /// `pin` on the lines (interface.md 0.6): a grant waits for the PIN when every line that opens
+    /// says so; in a lockdown by the `lockdown-allow ... pin` groups; by an open `unlock ... first=G pin`.
+    func testPINLines() throws {
+        let r = try AccessRules.parse("""
+            schedule office mon-fri 08:00-18:00
+            allow vault always pin
+            allow staff office
+            allow staff always holidays pin
+            allow guard always pin
+            lockdown-allow guard pin
+            lockdown-allow chief
+            unlock office first=boss pin
+            allow boss always
+            """)
+        let monday = at("2026-12-07", 10, 0), night = at("2026-12-07", 22, 0)
+        XCTAssertEqual(r.decision(groups: ["vault"], at: monday, holidays: [], clockSynced: true).pin, true)
+        XCTAssertEqual(r.decision(groups: ["staff"], at: monday, holidays: [], clockSynced: true).pin, false)  // office opens without
+        XCTAssertEqual(r.decision(groups: ["staff"], at: night, holidays: [], clockSynced: true).pin, true)  // only the pin line opens
+        XCTAssertEqual(r.decision(groups: ["staff", "vault"], at: monday, holidays: [], clockSynced: true).pin, false)
+        XCTAssertTrue(r.decision(groups: ["guard"], at: night, holidays: [], clockSynced: true, lockdown: true) == (.granted, true))
+        XCTAssertTrue(r.decision(groups: ["guard", "chief"], at: night, holidays: [], clockSynced: true, lockdown: true) == (.granted, false))
+        XCTAssertTrue(r.decision(groups: ["vault"], at: night, holidays: [], clockSynced: true, lockdown: true) == (.lockdown, false))
+        XCTAssertTrue(r.decision(groups: ["boss"], at: monday, holidays: [], clockSynced: true) == (.granted, true))
+        XCTAssertTrue(r.decision(groups: ["boss"], at: night, holidays: [], clockSynced: true) == (.granted, false))
+        XCTAssertTrue(r.decision(groups: ["nobody"], at: monday, holidays: [], clockSynced: true) == (.noAccess, false))
+        XCTAssertEqual(r.decide(groups: ["vault"], at: monday, holidays: [], clockSynced: false), .granted)
+        XCTAssertThrowsError(try AccessRules.parse("unlock always pin\n"))
+        XCTAssertThrowsError(try AccessRules.parse("allow g always holidays pin extra\n"))
+        XCTAssertThrowsError(try AccessRules.parse("allow g pin\n"))
     }
 }

@@ -84,7 +84,7 @@ unit_has_settings() {  # UNIT: the settings the service relies on are there
            Restart=on-failure 'RestartSec=' 'StartLimitIntervalSec=' 'StartLimitBurst=' \
            RestartPreventExitStatus=78 User=kiosk 'SupplementaryGroups=video gpio' \
            DevicePolicy=closed 'DeviceAllow=char-video4linux rw' 'DeviceAllow=char-gpiochip rw' \
-           'DeviceAllow=char-media rw' 'DeviceAllow=char-dma_heap rw' 'DeviceAllow=char-ttyAMA rw' 'DeviceAllow=char-ttyUSB rw' RuntimeDirectory=kiosk \
+           'DeviceAllow=char-media rw' 'DeviceAllow=char-dma_heap rw' 'DeviceAllow=char-ttyAMA rw' 'DeviceAllow=char-ttyUSB rw' 'DeviceAllow=char-input r' RuntimeDirectory=kiosk \
            CacheDirectory=kiosk 'DeviceAllow=char-alsa rw' \
            NoNewPrivileges=yes ProtectSystem=strict ProtectHome=yes PrivateTmp=yes \
            ProtectKernelTunables=yes ProtectKernelModules=yes ProtectControlGroups=yes \

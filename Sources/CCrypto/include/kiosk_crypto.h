@@ -50,6 +50,13 @@ int kiosk_aes128_ecb_encrypt(const uint8_t key[16], const uint8_t *in, uint8_t *
 int kiosk_aes128_cbc_encrypt(const uint8_t key[16], const uint8_t iv[16], const uint8_t *in, uint8_t *out, size_t len);
 int kiosk_aes128_cbc_decrypt(const uint8_t key[16], const uint8_t iv[16], const uint8_t *in, uint8_t *out, size_t len);
 
+/* scrypt (RFC 7914) by EVP_PBE_scrypt: n = 2^LOGN, r, p; outlen bytes of key into out. */
+int kiosk_scrypt(const uint8_t *password, size_t passlen, const uint8_t *salt, size_t saltlen,
+                 uint64_t n, uint64_t r, uint64_t p, uint8_t *out, size_t outlen);
+/* CRYPTO_memcmp: 1 when the len bytes of a and b are equal, 0 when not (in a time that does not
+ * depend on where they differ), -1 when libcrypto is not there. */
+int kiosk_equal_in_constant_time(const uint8_t *a, const uint8_t *b, size_t len);
+
 /* Cryptographically strong random bytes (RAND_bytes). */
 int kiosk_random_bytes(uint8_t *out, size_t len);
 

@@ -61,4 +61,19 @@ static inline void *kiosk_dlsym(void *handle, const char *name, char *why, size_
     return address;
 }
 
+/* Opens the first of `names` and looks up each of `symbols` (`count` of them) into `slots`, in
+ * order: the handle, or NULL with what failed in `why` (a library missing, or one of its symbols,
+ * when the library is closed again). */
+static inline void *kiosk_dlopen_symbols(const char *const names[], const char *const symbols[], void **slots, size_t count,
+                                         char *why, size_t whylen) {
+    void *handle = kiosk_dlopen_first(names, NULL, why, whylen);
+    for (size_t i = 0; handle && i < count; i++) {
+        if (!(slots[i] = kiosk_dlsym(handle, symbols[i], why, whylen))) {
+            dlclose(handle);
+            handle = NULL;
+        }
+    }
+    return handle;
+}
+
 #endif

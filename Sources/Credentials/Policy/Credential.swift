@@ -30,6 +30,10 @@ public enum CredentialReason: String, CaseIterable, Sendable {
     // could not be recovered), or its folder does not survive a power cut (KIOSK_VOLATILE_STATE).
     case stateDamaged = "state damaged"
     case stateVolatile = "state volatile"
+    // A PIN and a duress code (interface.md 0.6): given by the keypad's gate, after the verifier.
+    case wrongPIN = "wrong pin"
+    case pinRequired = "pin required"
+    case pinLocked = "pin locked"
 
     /// The rules' reason as the credential's (`granted`: valid).
     public init(_ access: AccessReason) {
@@ -88,6 +92,9 @@ public struct CredentialOutcome: Equatable, Sendable {
     public var form: String?
     public var holder: String?
     public var skewS: Int64?
+    /// The door's rules ask this grant for the holder's PIN (`allow GROUP SCHEDULE pin`): the
+    /// keypad's gate waits for it before the door opens (interface.md 0.6).
+    public var pinRequired = false
 
     public var granted: Bool { reason == .valid }
 

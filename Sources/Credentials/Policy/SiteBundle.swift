@@ -43,6 +43,8 @@ public struct SiteBundle: Equatable, Sendable {
         case eventKey
         /// `holders`: replaces `KIOSK_HOLDERS_FILE`.
         case holders
+        /// `pins`: replaces `KIOSK_PINS_FILE` (interface.md 0.6).
+        case pins
     }
 
     public struct File: Equatable, Sendable {
@@ -63,7 +65,7 @@ public struct SiteBundle: Equatable, Sendable {
         switch kind {
         case .access: return AccessRules.maxBytes
         case .trustKey, .eventKey: return maxKeyBytes
-        case .holidays, .revoked, .holders: return maxBytes
+        case .holidays, .revoked, .holders, .pins: return maxBytes
         }
     }
 
@@ -128,7 +130,7 @@ public struct SiteBundle: Equatable, Sendable {
                 throw Refusal(.malformed, "a file that is not a text name and a byte string", version: version)
             }
             guard let kind = SiteBundle.kind(ofName: name) else {
-                throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, holders, trust/KID.pem, trust/pretix/NAME.pem)",
+                throw Refusal(.file, "\(SiteBundle.shown(name)): not a name a bundle may carry (access, holidays.ics, revoked, holders, pins, trust/KID.pem, trust/pretix/NAME.pem)",
                               version: version)
             }
             guard bytes.count <= SiteBundle.maxBytes(of: kind) else {
@@ -149,6 +151,7 @@ public struct SiteBundle: Equatable, Sendable {
         case "holidays.ics": return .holidays
         case "revoked": return .revoked
         case "holders": return .holders
+        case "pins": return .pins
         default: break
         }
         let pretix = "trust/pretix/", trust = "trust/"

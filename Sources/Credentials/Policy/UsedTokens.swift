@@ -126,7 +126,7 @@ public struct UsedTokens: Equatable, Sendable {
     }
 
     static func isKey(_ k: Substring) -> Bool {
-        (k.hasPrefix("c:") || k.hasPrefix("t:") || k.hasPrefix("p:") || k.hasPrefix("s:")) && k.count <= 160 && k.utf8.dropFirst(2).allSatisfy {
+        (k.hasPrefix("c:") || k.hasPrefix("t:") || k.hasPrefix("p:") || k.hasPrefix("s:") || k.hasPrefix("n:") || k.hasPrefix("l:")) && k.count <= 160 && k.utf8.dropFirst(2).allSatisfy {
             ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || $0 == UInt8(ascii: ":")
         }
     }

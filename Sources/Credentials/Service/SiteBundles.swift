@@ -30,7 +30,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
     private var stopping = false
     private var running = false
     private var fileStamp: [Int]?
-    private var onApplied: (@Sendable () -> Void)?
+    private var onApplied: [@Sendable () -> Void] = []
     private var onStanding: (@Sendable (KioskState.BundleStanding) -> Void)?
     private var done = Condition()
     private var threadDone = true
@@ -79,8 +79,9 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
         shared.lock_ { KioskState.BundleStanding(inForce: kept?.bundle.version, refused: refusedVersion) }
     }
 
-    /// After an apply from the topic or the watched file: the verifier reloads (what SIGHUP runs).
-    public func afterApply(_ reload: @escaping @Sendable () -> Void) { shared.lock_ { onApplied = reload } }
+    /// After an apply from the topic or the watched file: what reloads (the verifier's files, as
+    /// SIGHUP does; the pins), each in the order added.
+    public func afterApply(_ reload: @escaping @Sendable () -> Void) { shared.lock_ { onApplied.append(reload) } }
     /// The standing changed (for `<topic>/state`).
     public func report(_ standing: @escaping @Sendable (KioskState.BundleStanding) -> Void) { shared.lock_ { onStanding = standing } }
 
@@ -156,7 +157,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
             } catch {
                 return refused(SiteBundle.Refusal(error.reason, error.detail, version: bundle.version), source: source)
             }
-            let (standing, after) = shared.lock_ { () -> (KioskState.BundleStanding, (@Sendable () -> Void)?) in
+            let (standing, after) = shared.lock_ { () -> (KioskState.BundleStanding, [@Sendable () -> Void]) in
                 kept = applied
                 if let r = refusedVersion, r <= bundle.version { refusedVersion = nil }
                 return (KioskState.BundleStanding(inForce: bundle.version, refused: refusedVersion), onApplied)
@@ -164,7 +165,7 @@ public final class SiteBundles: @unchecked Sendable {  // `kept`, `refusedVersio
             logger.log(.info, "bundle", fields: [("result", "applied"), ("version", .int(Int(bundle.version))), ("source", .text(source.rawValue)),
                                                  ("issued", .int(Int(bundle.issued))), ("was", .text(inForce.map(String.init) ?? "none")),
                                                  ("files", .text(bundle.files.map(\.name).joined(separator: ",")))])
-            if reload { after?() }
+            if reload { for step in after { step() } }
             shared.lock_ { onStanding }?(standing)
         }
     }

@@ -48,25 +48,29 @@ public struct AccessSchedule: Equatable, Sendable {
     }
 }
 
-/// `allow GROUP SCHEDULE [holidays]`.
+/// `allow GROUP SCHEDULE [holidays] [pin]`.
 public struct AccessAllow: Equatable, Sendable {
     public var group: String
     public var schedule: String
     /// Also on the closed days of the `holidays` file.
     public var onHolidays: Bool
+    /// A grant by this line waits for the holder's PIN (interface.md 0.6).
+    public var pin: Bool
     public var line: Int
-    public init(group: String, schedule: String, onHolidays: Bool, line: Int) {
-        self.group = group; self.schedule = schedule; self.onHolidays = onHolidays; self.line = line
+    public init(group: String, schedule: String, onHolidays: Bool, pin: Bool = false, line: Int) {
+        self.group = group; self.schedule = schedule; self.onHolidays = onHolidays; self.pin = pin; self.line = line
     }
 }
 
-/// `unlock SCHEDULE [first=GROUP]` (the modes; read and checked, acted on by the mode machine).
+/// `unlock SCHEDULE [first=GROUP] [pin]` (the modes; read and checked, acted on by the mode machine).
 public struct AccessUnlock: Equatable, Sendable {
     public var schedule: String
     public var firstGroup: String?
+    /// While its window is open, a member of `firstGroup` (whose grant unlocks) is asked for a PIN.
+    public var pin: Bool
     public var line: Int
-    public init(schedule: String, firstGroup: String?, line: Int) {
-        self.schedule = schedule; self.firstGroup = firstGroup; self.line = line
+    public init(schedule: String, firstGroup: String?, pin: Bool = false, line: Int) {
+        self.schedule = schedule; self.firstGroup = firstGroup; self.pin = pin; self.line = line
     }
 }
 
@@ -129,6 +133,8 @@ public struct AccessRules: Equatable, Sendable {
     /// The iCalendar file of closed days (`holidays PATH`), read at the edge.
     public var holidaysFile: String?
     public var lockdownAllow: Set<String> = []
+    /// The `lockdown-allow ... pin` groups: asked for a PIN in a lockdown.
+    public var lockdownPIN: Set<String> = []
     public var unlocks: [AccessUnlock] = []
     public var pretix: [AccessPretix] = []
 
@@ -180,29 +186,38 @@ public struct AccessRules: Equatable, Sendable {
                 rules.holidaysFile = String(args[0])
                 holidaysLine = lineNumber
             case "allow":
-                guard (2...3).contains(args.count), args.count == 2 || args[2] == "holidays" else {
-                    throw fail("expected allow GROUP SCHEDULE [holidays]")
+                // `pin` last (interface.md 0.6): a grant by the line waits for the holder's PIN.
+                let pin = args.count >= 3 && args.last == "pin"
+                let rest = pin ? Array(args.dropLast()) : args
+                guard (2...3).contains(rest.count), rest.count == 2 || rest[2] == "holidays" else {
+                    throw fail("expected allow GROUP SCHEDULE [holidays] [pin]")
                 }
-                guard isName(args[0]) else { throw fail("a GROUP of 1-64 letters, digits, '-', '_' or '.'") }
-                guard isName(args[1]) else { throw fail("a SCHEDULE name (always, or one a schedule line defines)") }
-                rules.allows.append(AccessAllow(group: String(args[0]), schedule: String(args[1]), onHolidays: args.count == 3,
-                                                line: lineNumber))
+                guard isName(rest[0]) else { throw fail("a GROUP of 1-64 letters, digits, '-', '_' or '.'") }
+                guard isName(rest[1]) else { throw fail("a SCHEDULE name (always, or one a schedule line defines)") }
+                rules.allows.append(AccessAllow(group: String(rest[0]), schedule: String(rest[1]), onHolidays: rest.count == 3,
+                                                pin: pin, line: lineNumber))
             case "lockdown-allow":
-                guard !args.isEmpty else { throw fail("expected lockdown-allow GROUP [GROUP]...") }
-                for g in args {
+                let pin = args.count >= 2 && args.last == "pin"
+                let groups = pin ? Array(args.dropLast()) : args
+                guard !groups.isEmpty else { throw fail("expected lockdown-allow GROUP [GROUP]... [pin]") }
+                for g in groups {
                     guard isName(g) else { throw fail("a GROUP of 1-64 letters, digits, '-', '_' or '.'; got '\(g)'") }
                     rules.lockdownAllow.insert(String(g))
+                    if pin { rules.lockdownPIN.insert(String(g)) }
                 }
             case "unlock":
-                guard (1...2).contains(args.count), isName(args[0]) else { throw fail("expected unlock SCHEDULE [first=GROUP]") }
+                let pin = args.count >= 2 && args.last == "pin"
+                let rest = pin ? Array(args.dropLast()) : args
+                guard (1...2).contains(rest.count), isName(rest[0]) else { throw fail("expected unlock SCHEDULE [first=GROUP] [pin]") }
                 var first: String?
-                if args.count == 2 {
-                    guard args[1].hasPrefix("first="), isName(args[1].dropFirst(6)) else {
-                        throw fail("expected unlock SCHEDULE [first=GROUP]; got '\(args[1])'")
+                if rest.count == 2 {
+                    guard rest[1].hasPrefix("first="), isName(rest[1].dropFirst(6)) else {
+                        throw fail("expected unlock SCHEDULE [first=GROUP] [pin]; got '\(rest[1])'")
                     }
-                    first = String(args[1].dropFirst(6))
+                    first = String(rest[1].dropFirst(6))
                 }
-                rules.unlocks.append(AccessUnlock(schedule: String(args[0]), firstGroup: first, line: lineNumber))
+                guard !pin || first != nil else { throw fail("unlock SCHEDULE first=GROUP pin: only a first=GROUP window asks for a PIN") }
+                rules.unlocks.append(AccessUnlock(schedule: String(rest[0]), firstGroup: first, pin: pin, line: lineNumber))
             case "pretix":
                 let form = "expected pretix ITEM[/VARIATION] GROUP [subevent=ID] (ITEM, VARIATION, ID: pretix's numeric ids)"
                 guard args.count == 2 || args.count == 3 else { throw fail(form) }
@@ -309,21 +324,40 @@ public struct AccessRules: Equatable, Sendable {
     /// `outside schedule`.
     public func decide(groups: [String], at clock: WallClock, holidays: Set<LocalDate>, clockSynced: Bool,
                        lockdown: Bool = false) -> AccessReason {
-        if lockdown { return groups.contains(where: lockdownAllow.contains) ? .granted : .lockdown }
+        decision(groups: groups, at: clock, holidays: holidays, clockSynced: clockSynced, lockdown: lockdown).reason
+    }
+
+    /// `decide`'s reason, and whether a grant waits for a PIN (interface.md 0.6): when every line
+    /// that opens for the credential now says `pin` (a line without it is enough to open), in a
+    /// lockdown when every `lockdown-allow` group of it says `pin`, and when an open `unlock
+    /// ... first=GROUP pin` window names one of its groups (its grant would unlock the door).
+    public func decision(groups: [String], at clock: WallClock, holidays: Set<LocalDate>, clockSynced: Bool,
+                         lockdown: Bool = false) -> (reason: AccessReason, pin: Bool) {
+        if lockdown {
+            let admitted = groups.filter(lockdownAllow.contains)
+            return admitted.isEmpty ? (.lockdown, false) : (.granted, admitted.allSatisfy(lockdownPIN.contains))
+        }
         var allowed = false, closedDay = false
+        var opening: [AccessAllow] = []
         for a in allows where groups.contains(a.group) {
             allowed = true
-            if a.schedule == AccessRules.always { return .granted }
+            if a.schedule == AccessRules.always { opening.append(a); continue }
             guard clockSynced, let schedule = schedules[a.schedule] else { continue }
             for w in schedule.windows {
                 guard let day = w.openSince(clock) else { continue }
-                if a.onHolidays || !holidays.contains(day) { return .granted }
+                if a.onHolidays || !holidays.contains(day) { opening.append(a); break }
                 closedDay = true
             }
         }
-        if !allowed { return .noAccess }
-        if !clockSynced { return .clockNotSynchronized }
-        return closedDay ? .holiday : .outsideSchedule
+        if !opening.isEmpty {
+            let unlocking = unlocks.contains { u in
+                u.pin && u.firstGroup.map(groups.contains) == true && isOpen(u.schedule, at: clock, holidays: holidays)
+            }
+            return (.granted, opening.allSatisfy(\.pin) || unlocking)
+        }
+        if !allowed { return (.noAccess, false) }
+        if !clockSynced { return (.clockNotSynchronized, false) }
+        return (closedDay ? .holiday : .outsideSchedule, false)
     }
 
     // MARK: what `kiosk check` shows
@@ -360,15 +394,19 @@ public struct AccessRules: Equatable, Sendable {
             lines.append("schedule \(name): \(windows); \(open ? "open" : "closed") now, "
                          + (next.map { "\(open ? "closes" : "opens") \($0.weekday.name) \($0)" } ?? "no change within 14 days"))
         }
-        for a in allows { lines.append("allow \(a.group) \(a.schedule)" + (a.onHolidays ? " (also on closed days)" : "")) }
-        if !lockdownAllow.isEmpty { lines.append("lockdown-allow " + lockdownAllow.sorted().joined(separator: " ")) }
+        for a in allows {
+            lines.append("allow \(a.group) \(a.schedule)" + (a.onHolidays ? " (also on closed days)" : "") + (a.pin ? " (with a PIN)" : ""))
+        }
+        if !lockdownAllow.isEmpty {
+            lines.append("lockdown-allow " + lockdownAllow.sorted().map { lockdownPIN.contains($0) ? "\($0) (with a PIN)" : $0 }.joined(separator: " "))
+        }
         // Each unlock window's state and next change (a first=GROUP window unlocks
         // only once a member of GROUP is granted in it).
         for u in unlocks {
             let open = isOpen(u.schedule, at: clock, holidays: holidays)
             let next = nextChange(u.schedule, after: clock, holidays: holidays)
             let first = u.firstGroup.map { " (from the first grant to \($0) in it)" } ?? ""
-            lines.append("unlock \(u.schedule)" + (u.firstGroup.map { " first=\($0)" } ?? "") + ": "
+            lines.append("unlock \(u.schedule)" + (u.firstGroup.map { " first=\($0)" } ?? "") + (u.pin ? " pin" : "") + ": "
                          + (open ? "its window is open now\(first)" : "no window now") + ", "
                          + (next.map { "\(open ? "ends" : "next begins") \($0.weekday.name) \($0)" } ?? "no change within 14 days"))
         }

@@ -25,6 +25,8 @@ public struct BeepPattern: Equatable, Hashable, Sendable, CustomStringConvertibl
     public static let error = BeepPattern(checked: [200, 200, 200])
     /// `KIOSK_BEEP_ALARM`: a door forced or held open, the tamper loop opened.
     public static let alarm = BeepPattern(checked: [1000, 500, 1000, 500, 1000])
+    /// A PIN is asked for (interface.md 0.6): two short beeps, unlike a verdict's.
+    public static let pinPrompt = BeepPattern(checked: [60, 60, 60])
 
     private init(checked steps: [Int]) { milliseconds = steps }
 

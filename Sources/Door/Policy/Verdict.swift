@@ -57,6 +57,9 @@ public struct Verdict: Equatable, Sendable {
     /// program's verdict, a deadline's, a busy verifier's): what the features that hear the
     /// verdict may say of the credential, never its token.
     public var credential: CredentialOutcome?
+    /// Granted by a duress code (interface.md 0.6): the door acts exactly as on the PIN; only the
+    /// features that raise the alarm (the broker, the scan program) look at it.
+    public var duress = false
 
     public init(result: Result, reason: String, elapsedNs: UInt64, subject: String? = nil) {
         self.result = result
@@ -102,12 +105,18 @@ public struct Verdict: Equatable, Sendable {
 /// at the door waits from the beep, and a code queued behind a slow one has its own deadline.
 public struct VerdictWaitPolicy: Equatable, Sendable {
     public let reportedNs: UInt64
-    public let limitNs: UInt64
+    public private(set) var limitNs: UInt64
     public private(set) var verdict: Verdict?
 
     public init(reportedNs: UInt64, limitMs: Int) {
         self.reportedNs = reportedNs
         limitNs = UInt64(max(0, limitMs)) * 1_000_000
+    }
+
+    /// The judge needs longer (the holder is asked for a PIN): the deadline moves to `ms` after
+    /// the report, never earlier than it was.
+    public mutating func extend(toMs ms: Int) {
+        limitNs = max(limitNs, UInt64(max(0, ms)) * 1_000_000)
     }
 
     /// When the wait ends without an answer.

@@ -138,6 +138,12 @@ public final class DoorReader: @unchecked Sendable {  // `stopped`, `pendingVerd
         }
     }
 
+    /// A prompt on the buzzer (a PIN is asked for), with its `beep` debug event.
+    public func prompt(_ pattern: BeepPattern, for what: String) {
+        guard !isStopped else { return }
+        sound(pattern, for: what)
+    }
+
     /// The door's lockdown, asked at each hook verdict (set once, before codes come).
     public func follow(lockdown: @escaping @Sendable () -> Bool) { lock.withLock { lockdownNow = lockdown } }
 
@@ -269,6 +275,15 @@ public final class VerdictWait: @unchecked Sendable {  // `pending`, `decide` gu
     }
 
     public var isDecided: Bool { lock.withLock { pending.isDecided } }
+
+    /// The judge waits for more than the deadline allows (a PIN): the deadline moves to the
+    /// clock's `untilNs` (the scheduled check finds it early and looks again then).
+    public func extend(untilNs: UInt64) {
+        lock.withLock {
+            let ms = untilNs > pending.reportedNs ? (untilNs - pending.reportedNs + 999_999) / 1_000_000 : 0
+            pending.extend(toMs: Int(min(ms, UInt64(Int32.max))))
+        }
+    }
 
     private func decided(_ verdict: Verdict?) {
         guard let verdict else { return }

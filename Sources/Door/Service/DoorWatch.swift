@@ -63,14 +63,7 @@ public final class DoorWatch: @unchecked Sendable {  // `monitor`, `counts`, `st
         self.alarmPattern = alarmPattern
         self.logger = logger
         monitor = DoorWatchPolicy(settings: settings)
-        var fds: [Int32] = [-1, -1]
-        precondition(pipe(&fds) == 0, "pipe: \(Errno.current)")
-        for fd in fds {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        wakeRead = fds[0]
-        wakeWrite = fds[1]
+        (wakeRead, wakeWrite) = nonBlockingPipe()
         let releaseMs = settings.releaseMilliseconds
         door?.strikeListeners.listen(granted: { [weak self] in self?.release(milliseconds: releaseMs) },
                                      strikeChanged: { [weak self] change in

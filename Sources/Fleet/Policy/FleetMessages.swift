@@ -142,6 +142,11 @@ public enum StatsMessage {
 /// `{"event":"door_forced"|"door_held"|"door_alarm_end"|"tamper","state":…|null,"time":"…"}`;
 /// `state` is the alarm that ended for `door_alarm_end`, `alarm` or `ok` for `tamper`.
 public enum AlarmMessage {
+    /// A duress code (interface.md 0.6): `{"type":"duress","subject":"…","time":"…"}`.
+    public static func duress(subject: String, timeMs: Int64) -> String {
+        "{\"type\":\"duress\",\"subject\":\(JSONText.quoted(subject)),\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\"}"
+    }
+
     public static func json(event: String, state: String?, timeMs: Int64) -> String {
         "{\"event\":\(JSONText.quoted(event)),\"state\":\(state.map(JSONText.quoted) ?? "null"),"
             + "\"time\":\"\(RFC3339.utc(millisecondsSinceEpoch: timeMs))\"}"

@@ -111,6 +111,10 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
         link.publishAlarm(AlarmMessage.json(event: event, state: state, timeMs: wallClockMs()))
     }
     public func tamper(_ active: Bool) { change { $0.tamper = active } }
+    /// A duress code opened the door: `{"type":"duress","subject","time"}` on `<topic>/alarm`.
+    public func duress(subject: String) {
+        link.publishAlarm(AlarmMessage.duress(subject: subject, timeMs: wallClockMs()))
+    }
     /// The clock's source (`ntp`, `rtc`, `none`) or `behind`.
     public func clock(_ state: String) { change { $0.clock = state } }
     public func mode(_ json: String) { link.publishMode(json) }

@@ -121,6 +121,12 @@ public struct Configuration: Equatable {
     // Passes bound to the holder's phone; the holders file is read at start, not here.
     public var holdersFile = "/etc/kiosk/holders"
     public var passWindowS = Pass.defaultWindowS
+    // A PIN and a duress code (interface.md 0.6).
+    /// The door's keypad; nil: none.
+    public var keypad: KeypadSetting?
+    public var pinsFile = "/etc/kiosk/pins"
+    public var pinWindowS = PINEntryPolicy.defaultWindowS
+    public var duressCode: DuressCode = .plus1
     // Site bundles; nil key: no bundle is taken.
     public var siteKey: String?
     public var siteTopic: String?
@@ -680,13 +686,31 @@ extension Configuration {
             return m.rawValue
         },
         .integer("KIOSK_SETUP_WINDOW_S", SetupWindow.windowRange, "seconds from 60 to 3600", \.setupWindowS),
+        // A PIN and a duress code (interface.md 0.6); the pins file is read at start, not here.
+        ConfigurationVariable("KIOSK_KEYPAD", KeypadSetting.expected, shown: { $0.keypad?.description ?? "unset" }) { v, c, _ in
+            guard let k = KeypadSetting(v) else { return nil }
+            c.keypad = k
+            return k.description
+        },
+        ConfigurationVariable("KIOSK_PINS_FILE", "the absolute path of the pins file (SUBJECT HASH [duress=HASH] a line)",
+                              shown: { $0.pinsFile }) { v, c, _ in
+            guard Configuration.isAbsolutePath(v, folder: false) else { return nil }
+            c.pinsFile = v
+            return v
+        },
+        .integer("KIOSK_PIN_WINDOW_S", PINEntryPolicy.windowRange, "a whole number of seconds from 3 to 60", \.pinWindowS),
+        ConfigurationVariable("KIOSK_DURESS_CODE", DuressCode.expected, shown: { $0.duressCode.rawValue }) { v, c, _ in
+            guard let d = DuressCode(rawValue: v.lowercased()) else { return nil }
+            c.duressCode = d
+            return d.rawValue
+        },
     ]
 
     /// Every variable's name, in the table's order.
     public static let variables = table.map(\.name)
 
     /// Names the kiosk itself sets for its `KIOSK_ON_SCAN` program; not typos.
-    static let reservedForOnScan: Set<String> = ["KIOSK_CODE", "KIOSK_SYMBOLOGY"]
+    static let reservedForOnScan: Set<String> = ["KIOSK_CODE", "KIOSK_SYMBOLOGY", "KIOSK_DURESS"]
 
     /// Reads and validates the whole configuration without touching any device. An empty value
     /// counts as unset (so `KIOSK_TORCH_LINE=` in an environment file means "no torch").

@@ -22,6 +22,15 @@ public struct OSDPCardRead: Equatable, Sendable {
         return OSDPCardRead(format: 1, bitCount: bits.count, data: data, atNs: now)
     }
 
+    /// Keys of the door's keypad (osdp_KEYPAD, SIA OSDP 2.2 7.12): their bytes as OSDP gives them
+    /// (`KeypadKey.osdpByte`); the controller checks the PIN.
+    public var isKeypad: Bool { format == OSDPCardRead.keypadFormat }
+    static let keypadFormat: UInt8 = 0xFF
+
+    public static func keypad(_ bytes: [UInt8], at now: UInt64) -> OSDPCardRead {
+        OSDPCardRead(format: keypadFormat, bitCount: bytes.count * 8, data: bytes, atNs: now)
+    }
+
     /// Bytes sent as they are, format unspecified (the bit count is 8 per byte).
     public static func raw(_ bytes: [UInt8], at now: UInt64) -> OSDPCardRead {
         OSDPCardRead(format: 0, bitCount: bytes.count * 8, data: bytes, atNs: now)

@@ -14,6 +14,8 @@ extension OSDPPeripheral {
             cards.removeAll { now &- $0.atNs > settings.cardTimeoutNs }
             guard !cards.isEmpty else { return send(OSDPCode.ack, [], reply) }
             let card = cards.removeFirst()
+            // osdp_KEYPAD: the reader (0), the count of keys, their bytes.
+            if card.isKeypad { return send(OSDPCode.keypad, [0, UInt8(card.data.count)] + card.data, reply) + [.event(.cardSent(card))] }
             let raw = [0, card.format, UInt8(card.bitCount & 0xFF), UInt8(card.bitCount >> 8)] + card.data
             return send(OSDPCode.raw, raw, reply) + [.event(.cardSent(card))]
         case OSDPCode.id:

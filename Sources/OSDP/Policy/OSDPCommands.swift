@@ -12,7 +12,7 @@ public enum OSDPCode {
 
     public static let ack: UInt8 = 0x40, nak: UInt8 = 0x41, pdid: UInt8 = 0x45, pdcap: UInt8 = 0x46
     public static let lstatr: UInt8 = 0x48, istatr: UInt8 = 0x49, ostatr: UInt8 = 0x4A, rstatr: UInt8 = 0x4B
-    public static let raw: UInt8 = 0x50, com: UInt8 = 0x54, ccrypt: UInt8 = 0x76, rmacI: UInt8 = 0x78, busy: UInt8 = 0x79
+    public static let raw: UInt8 = 0x50, keypad: UInt8 = 0x53, com: UInt8 = 0x54, ccrypt: UInt8 = 0x76, rmacI: UInt8 = 0x78, busy: UInt8 = 0x79
 
     /// The security block types (OSDP 2.2, Annex D).
     public static let scs11: UInt8 = 0x11, scs12: UInt8 = 0x12, scs13: UInt8 = 0x13, scs14: UInt8 = 0x14

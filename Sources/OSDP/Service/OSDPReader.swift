@@ -203,6 +203,10 @@ public final class OSDPReader: @unchecked Sendable {
     /// osdp_LSTAT.
     func tamper(_ active: Bool) { link.setTamper(active) }
 
+    /// A key of the door's keypad, for the controller's next POLL (osdp_KEYPAD): the controller
+    /// checks the PIN.
+    func keyPressed(_ byte: UInt8) { link.report(.keypad([byte], at: monotonicNanoseconds())) }
+
     /// The end of a replay: the last reads reach a controller that is polling (at most 2 s).
     func settle() { link.settle(limitNs: 2_000_000_000) }
 
@@ -239,7 +243,9 @@ public final class OSDPReader: @unchecked Sendable {
             if suppressed > 0 { fields.append(("suppressed", .int(suppressed))) }
             logger.log(.warning, "osdp_error", fields: fields)
         case .cardSent(let card):
-            if card.format == 1 {
+            if card.isKeypad {
+                logger.debug("osdp_keypad", ["keys": .int(card.data.count)])  // never the keys
+            } else if card.format == 1 {
                 logger.info("osdp_card", ["bits": .int(card.bitCount), "format": "wiegand"])
             } else {
                 logger.info("osdp_card", ["length": .int(card.data.count), "format": "raw"])

@@ -11,10 +11,12 @@ public final class DoorSpeech: ScanListener, @unchecked Sendable {  // immutable
     private let clock: Clock
     /// How long each verdict's beep pattern sounds (0 without a buzzer): the phrase comes after it.
     private let patternNs: [Verdict.Result: UInt64]
+    private let hasBuzzer: Bool
 
     init(speaker: Speaker, configuration c: Configuration, hasBuzzer: Bool, clock: Clock) {
         self.speaker = speaker
         self.clock = clock
+        self.hasBuzzer = hasBuzzer
         func ns(_ p: BeepPattern) -> UInt64 { hasBuzzer ? UInt64(p.totalMs) * 1_000_000 : 0 }
         patternNs = [.granted: ns(c.beepGranted), .denied: ns(c.beepDenied), .error: ns(c.beepError)]
     }
@@ -22,6 +24,11 @@ public final class DoorSpeech: ScanListener, @unchecked Sendable {  // immutable
     public func verdictGiven(_ verdict: Verdict, for code: ReportedCode) {
         speaker.say(reason: verdict.reason, granted: verdict.result == .granted, verdictAtNs: clock.now(),
                     afterNs: patternNs[verdict.result] ?? 0)
+    }
+
+    /// A PIN is asked for: `pin` (*Please enter your pin.*) after the prompt's beeps.
+    public func pinRequested(for code: ReportedCode) {
+        say(key: "pin", afterNs: hasBuzzer ? UInt64(BeepPattern.pinPrompt.totalMs) * 1_000_000 : 0)
     }
 
     /// A request's phrase (`pin`, `setup-applied`, ...), after `afterNs` of its own beeps.

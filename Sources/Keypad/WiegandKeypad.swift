@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+import GPIO
+import Glibc
+import Platform
+import Policy
+
+/// A Wiegand keypad on two input lines (D0, D1) of the door's chip: the lines' edges, stamped by
+/// the kernel where they happened, assembled into key bursts (`WiegandKeypadPolicy`) on the
+/// keypad's own thread. The lines are requested under the consumer "kiosk", biased up (a Wiegand
+/// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us).
+public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its thread's own
+    /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
+    static let settleNs: UInt64 = 5_000_000
+    /// A burst ends by time only this long after its gap, on the clock now: edges read late (a
+    /// busy machine) still join their burst. A person's next key comes later than this anyway.
+    static let lateNs: UInt64 = 100_000_000
+
+    public let d0: GPIOInputLine
+    public let d1: GPIOInputLine
+    private var policy = WiegandKeypadPolicy()
+    private let thread = KeypadThread()
+
+    /// Requests the two lines (a `GPIOError` names the line and its holder).
+    public init(chip: GPIOInputChip, d0: Int, d1: Int) throws {
+        self.d0 = try chip.requestInput(offset: d0, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+        do {
+            self.d1 = try chip.requestInput(offset: d1, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+        } catch {
+            self.d0.release()
+            throw error
+        }
+    }
+
+    public var description: String { "wiegand:\(d0.offset),\(d1.offset)" }
+
+    public func start(_ listener: KeypadListener) {
+        listener.keypadReady(description)
+        thread.start { [self] in run(listener) }
+    }
+
+    public func shutDown() {
+        guard thread.stop() else { return }
+        d0.release()
+        d1.release()
+    }
+
+    private var isStopped: Bool { thread.isStopped }
+
+    private func run(_ listener: KeypadListener) {
+        func tell(_ burst: WiegandKeypadPolicy.Burst?) {
+            switch burst {
+            case .key(let k)?: listener.keyPressed(k)
+            case .refused(let n)?: listener.burstRefused(bits: n)
+            case nil: break
+            }
+        }
+        // The two lines are two descriptors, read one after the other: an edge of D0 may be read
+        // in a later batch than a later edge of D1. Edges wait `settleNs` so that each is given to
+        // the bursts in the order the kernel stamped them.
+        var waiting: [(one: Bool, edge: GPIOEdge)] = []
+        while !isStopped {
+            var next = policy.burstEndsNs.map { $0 &+ WiegandKeypad.lateNs }
+            if let first = waiting.first?.edge.timestampNs { next = min(next ?? .max, first &+ WiegandKeypad.settleNs) }
+            var timeout: Int32 = -1
+            if let next {
+                let now = monotonicNanoseconds()
+                timeout = next > now ? Int32(min(1000, (next - now + 999_999) / 1_000_000)) : 0
+            }
+            var fds = [pollfd(fd: thread.wake, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: d0.descriptor, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: d1.descriptor, events: Int16(POLLIN), revents: 0)]
+            if poll(&fds, 3, timeout) < 0 && errno != EINTR {
+                listener.keypadLost("poll: \(Errno.current.message)")
+                return
+            }
+            if fds[0].revents != 0 { return }
+            do {
+                if fds[1].revents != 0 { waiting += try d0.readEdges().map { (false, $0) } }
+                if fds[2].revents != 0 { waiting += try d1.readEdges().map { (true, $0) } }
+            } catch {
+                listener.keypadLost("\(description): \(error)")
+                return
+            }
+            waiting.sort { $0.edge.timestampNs < $1.edge.timestampNs }
+            let now = monotonicNanoseconds()
+            let settled = waiting.prefix { $0.edge.timestampNs &+ WiegandKeypad.settleNs <= now }
+            waiting.removeFirst(settled.count)
+            for (one, edge) in settled { tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs)) }
+            if waiting.isEmpty, now > WiegandKeypad.lateNs { tell(policy.check(atNs: now - WiegandKeypad.lateNs)) }
+        }
+    }
+}
