@@ -37,7 +37,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if let s = PretixSecret(bytes) {
         precondition(Array(PretixSecret.text(payload: s.payload, signature: s.signature).utf8) == bytes, "a secret read back differently")
         precondition(s.signature.count == 64 && !s.payload.isEmpty)
-        precondition(CredentialKind.of(bytes, signedPrefix: "KC1:") == .ticket)
+        precondition(CodeKind.of(bytes, signedPrefix: "KC1:") == .credential(.ticket))
     }
     if let t = try? PretixTicket(payload: bytes) {
         precondition(t.item > 0 && t.item <= UInt64(Int64.max) && t.variation <= UInt64(Int64.max) && t.subevent <= UInt64(Int64.max))
