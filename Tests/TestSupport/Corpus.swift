@@ -14,8 +14,8 @@ public enum Corpus {
     /// zxing's black-box photographs, a folder per symbology.
     public static var blackbox: URL { root.appendingPathComponent("zxing-blackbox") }
 
-    /// The few of them kept in the repository (Tests/Photos, Apache-2.0): there on every clone.
-    public static var inRepository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Photos")
-    }
+    /// The few of them kept in the repository (Tests/Photos, Apache-2.0): there on every clone, found
+    /// from the checkout (`KIOSK_CHECKOUT` where the bundle runs away from where it was built: the
+    /// arm64 tier under qemu-user).
+    public static var inRepository: URL { Checkout.root.appendingPathComponent("Tests/Photos") }
 }
