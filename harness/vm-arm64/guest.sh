@@ -320,7 +320,8 @@ KIOSK_VOICE=en-us
 KIOSK_SPEAK=all
 KIOSK_SPEAK_VOLUME=100
 EOF
-  feed bright-GREY-640x480 GREY 640 480
+  # The format and the loop set once, before the kiosk holds the capture; then only the output's frame changes.
+  feed bright-GREY-640x480 GREY 640 480 || fail "speech: cannot set up vivid's loop"
   arecord -q -D plughw:CARD=Loopback,DEV=1 -f S16_LE -r 16000 -c 1 -t raw /tmp/said.raw 2>/tmp/arecord.err &
   RECPID=$!
   mark
@@ -330,9 +331,9 @@ EOF
     pass "speech: phrases ready under systemd: $(jlog | grep -o 'event=speech_phrases .*' | head -1 | cut -c1-80)"
     said=0
     for step in valid:granted expired:expired plain:not-a-credential; do
-      feed "speech-${step%%:*}-GREY-640x480" GREY 640 480
+      feed_out "speech-${step%%:*}-GREY-640x480" || fail "speech: cannot stream speech-${step%%:*}"
       if wait_journal "event=spoke key=${step#*:}" 40; then said=$((said + 1)); else fail "speech: no spoke key=${step#*:} within 40 s"; jlog | tail -15 | show; fi
-      feed bright-GREY-640x480 GREY 640 480
+      feed_out bright-GREY-640x480
       sleep 4   # the phrase plays out in real time on the loopback before the next verdict cuts it
     done
     kill "$RECPID" 2>/dev/null; wait "$RECPID" 2>/dev/null
@@ -342,14 +343,14 @@ EOF
     info "speech recorded: $bytes bytes, $said phrases said: $(jlog | grep -o 'event=spoke .*' | tr '\n' ';' | cut -c1-150)"
     # The speaker pulled out mid-run: the loopback card unbound.
     echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/unbind
-    feed speech-valid2-GREY-640x480 GREY 640 480
+    feed_out speech-valid2-GREY-640x480
     if wait_journal 'event=verdict result=granted .*credential=bob' 40 && wait_journal 'event=speaker_error' 20; then
       pass "speech: the speaker gone (snd-aloop unbound), the verdict still given: $(jlog | grep -o 'event=speaker_error .*' | head -1 | cut -c1-100)"
     else fail "speech: with the speaker gone, want the verdict and a speaker_error"; jlog | tail -15 | show; fi
-    feed bright-GREY-640x480 GREY 640 480
+    feed_out bright-GREY-640x480
     echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/bind; udevadm settle
     sleep 2
-    feed speech-plain2-GREY-640x480 GREY 640 480
+    feed_out speech-plain2-GREY-640x480
     if wait_journal 'event=spoke key=not-a-credential' 40 && [ "$(jlog | grep -c 'event=spoke key=not-a-credential')" -ge 2 ]; then
       pass "speech: the speaker back (bound again), the door speaks again: $(jlog | grep -o 'event=speaker_ready .*' | head -1 | cut -c1-80)"
     else fail "speech: after the speaker came back, no phrase within 40 s"; jlog | tail -15 | show; fi
