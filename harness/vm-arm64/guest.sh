@@ -312,6 +312,7 @@ if modprobe snd-aloop && udevadm settle && grep -q Loopback /proc/asound/cards; 
   mkdir -p /etc/kiosk/trust && cp $P/trust/issuer-1.pem /etc/kiosk/trust/
   cat >/etc/default/kiosk <<EOF
 KIOSK_FORMAT=GREY
+KIOSK_ROI=0,0,1,1
 KIOSK_VERDICT=credentials
 KIOSK_TRUST_DIR=/etc/kiosk/trust
 KIOSK_REQUIRE_SYNCED_CLOCK=0

@@ -43,9 +43,13 @@ def modules(kind, data):
     return rows
 
 
-def draw(width, height, rows, linear, where):
+def draw(width, height, rows, linear, where, fit=False):
     img = bytearray([WHITE]) * (width * height)
-    if linear:
+    if fit:  # a large code (a credential): the biggest whole module that leaves a quiet zone
+        scale = max(1, min(6, (min(width, height) - 40) // len(rows)))
+        w = h = len(rows) * scale
+        cells = [[rows[y // scale][x // scale] for x in range(w)] for y in range(h)]
+    elif linear:
         scale = 2 if width <= 640 else 3
         w = len(rows[0]) * scale
         h = height // 5
@@ -105,7 +109,7 @@ def main():
     for extra in sys.argv[2:]:
         name, text = extra.split("=", 1)
         rows = modules(58, text)
-        frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, draw(640, 480, rows, False, "centre"), "QR-Code", text))
+        frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, draw(640, 480, rows, False, "centre", fit=True), "QR-Code", text))
     for name, level in (("dark", DARK), ("bright", BRIGHT)):  # the torch's room: no code
         frames.append((f"{name}-GREY-640x480", "GREY", 640, 480, bytearray([level]) * (640 * 480), "-", "-"))
     for name, fourcc, w, h, luma, sym, expected in frames:
