@@ -342,13 +342,18 @@ EOF
     { printf 'SAID %s\n' "$bytes"; head -c 511 /dev/zero; } | head -c 512 >/tmp/said.head
     cat /tmp/said.head /tmp/said.raw | dd of=$SAID bs=64k conv=fsync status=none
     info "speech recorded: $bytes bytes, $said phrases said: $(jlog | grep -o 'event=spoke .*' | tr '\n' ';' | cut -c1-150)"
-    # The speaker pulled out mid-run: the loopback card unbound.
-    echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/unbind
+    # The speaker pulled out mid-run: the loopback card unbound. ALSA disconnects the card at once
+    # but frees it only once every handle is closed (the kiosk keeps its PCM open between phrases),
+    # so the unbind waits in the background for the kiosk to notice, as a USB speaker's pull does.
+    echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/unbind &
+    UNBIND=$!
+    sleep 1
     feed_out speech-valid2-GREY-640x480
     if wait_journal 'event=verdict result=granted .*credential=bob' 40 && wait_journal 'event=speaker_error' 20; then
       pass "speech: the speaker gone (snd-aloop unbound), the verdict still given: $(jlog | grep -o 'event=speaker_error .*' | head -1 | cut -c1-100)"
     else fail "speech: with the speaker gone, want the verdict and a speaker_error"; jlog | tail -15 | show; fi
     feed_out bright-GREY-640x480
+    wait "$UNBIND"
     echo snd_aloop.0 >/sys/bus/platform/drivers/snd_aloop/bind; udevadm settle
     sleep 2
     feed_out speech-plain2-GREY-640x480
