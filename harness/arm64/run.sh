@@ -54,7 +54,7 @@ SKIP=(
   "FleetTests.LibmosquittoOnFirstUseTests/testLibmosquittoIsNotMappedUntilUsed|starts the arm64 FleetTestChild program to read its /proc/self/maps: the same child program as above"
   "KioskTests.FleetEndToEndTests/testAMissingLibmosquittoIsNamedWithItsPackageAndExit69|hides the host's libmosquitto.so.1 in a mount namespace; the arm64 kiosk under qemu-user loads the sysroot's instead"
   "KioskTests.ScanHookTests/testProgramThatCannotStartIsLogged|qemu-user runs posix_spawn's vfork as a fork, so an exec that fails comes back as exit status 127 of a started child, not as posix_spawn's error"
-  "KioskTests.KeypadEndToEndTests/testRightWrongNoneDuressAndALockoutThatOutlivesARestart|a Wiegand keypad's key bursts on the simulated chip, edges 2 ms apart ending a burst after a 100 ms gap: the emulated kiosk reads the edges seconds late under qemu-user and joins two keys' bursts (a first PIN read wrong here); the bursts' decoding and the PIN's steps run here in PolicyTests.KeypadPolicyTests, the end to end on amd64 (make test), a real keypad's timing only on a Pi"
+  "KioskTests.KeypadEndToEndTests/testRightWrongNoneDuressAndALockoutThatOutlivesARestart|a Wiegand keypad's key bursts on the simulated chip, edges 2 ms apart ending a burst after a 100 ms gap: under qemu-user the emulated kiosk reads the edges late and a first PIN came out wrong here (its bursts joined or cut); the bursts' decoding and the PIN's steps run here in PolicyTests.KeypadPolicyTests, the end to end on amd64 (make test), a real keypad's timing only on a Pi"
 )
 # The architecture-sensitive subset: every test runs under qemu-user but these classes, which the
 # CPU cannot change (the same Swift code over the kernel's and libc's behaviour, or the pure core's
