@@ -183,4 +183,19 @@ final class SetupDeskTests: XCTestCase {
         XCTAssertFalse(lines.all.contains { $0.contains("event=scan") }, "no scan event: its data would carry the secrets")
         assertNoSecret(lines.all.joined(separator: "\n"))
     }
+
+    /// A code handed over just as the kiosk stops (a replay's last frame, a stop from systemd) is
+    /// still checked before the desk's thread ends: the shut-down waits for it.
+    func testACodeHandedOverAsTheKioskStopsIsStillTaken() throws {
+        let lines = Lines()
+        let d = desk(ManualClock(), bootS: 30, lines: lines)
+        // The thread finds the code and the stop together (as it does when the stop comes before
+        // it woke for the code): the order made certain by asking to stop before it starts.
+        d.submit(try peer.code(signer: "site", claims: claims()))
+        d.shutDown()
+        d.start()
+        d.shutDown()
+        XCTAssertEqual(d.count("taken"), 1, lines.all.joined(separator: "\n"))
+        XCTAssertNotNil(FileManager.default.contents(atPath: folder + "/run/setup/code"))
+    }
 }

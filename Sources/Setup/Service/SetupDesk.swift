@@ -148,8 +148,10 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
                     defer { pending = nil }
                     return (pending, stopping)
                 }
-                if stop { break }
+                // A code handed over just before the kiosk stopped is still checked: a replay's
+                // last frame, or a code shown as the service is told to stop.
                 if let bytes { take(bytes) }
+                if stop { break }
             }
             Crypto.threadEnds()
             shared.lock_ { threadDone = true }
