@@ -167,10 +167,14 @@ fi
 
 # --- the guest's root: an ext4 image, made once ---------------------------------------------------------
 # The packages of a small systemd system, the tools the checks use (GNU time: the idle RSS; arecord:
-# what the door said), espeak-ng (the package recommends it: the door's phrases), and the kiosk's
-# Depends.
+# what the door said), espeak-ng and libevdev2 (the package recommends them: the door's phrases, a
+# USB keypad), python3-evdev (a keypad made with uinput), Wi-Fi for setup by a code
+# (network-manager and wpasupplicant in the door; hostapd, dnsmasq and iw for the site's access
+# point in a namespace of its own), tzdata and systemd-timesyncd (the code's zone and NTP), and
+# the kiosk's Depends.
 GUEST_PACKAGES="systemd systemd-sysv udev apt dbus mosquitto mosquitto-clients gpiod v4l-utils kmod procps
-  util-linux libcamera-ipa libcamera0.4 adduser time espeak-ng alsa-utils"
+  util-linux libcamera-ipa libcamera0.4 adduser time espeak-ng alsa-utils libevdev2 python3-evdev
+  network-manager wpasupplicant hostapd dnsmasq iw iproute2 tzdata systemd-timesyncd"
 # And the .deb's Depends as harness/vm-arm64/deb-depends lists them, so that --prepare (CI's prefetch)
 # can make the root and its slow first boot before the .deb exists. A .deb that needs more makes
 # the root anew (its key changes), and says which list to update.
