@@ -120,6 +120,8 @@ final class ModeEndToEndTests: XCTestCase {
         XCTAssertEqual(ended.stdout, "mode: normal\n")
         XCTAssertTrue(again.waitFor("mode", count: 2), again.text)
         XCTAssertEqual(modes(again), ["lockdown:restart", "normal:command"])
+        // The command's own line follows the mode's: waited for, not raced.
+        XCTAssertTrue(again.waitFor("command"), again.text)
         XCTAssertTrue(again.of("command").contains { $0["result"] == "ok" && $0["uid"] == "0" && $0["mode"] == "normal" }, again.text)
         second.feed(try FleetEndToEndTests.frame(nil))
         second.feed(try FleetEndToEndTests.frame(staff))
