@@ -373,7 +373,12 @@ fuzz: fuzz-build
 	Fuzz/run.sh "$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_WORK) $(FUZZ_TARGETS)
 
 # The unit, install.sh and the .deb (harness/deploy/run.sh); builds the release binary once.
+# test-deploy also takes the package through dpkg (harness/deploy/dpkg-upgrade.sh: a door's setup
+# edit, then upgrades with no one to answer): its setup code is made by site-setup with Debian's
+# python3-cbor2 and python3-cryptography (no PyPI), the site's key by openssl.
+DEPLOY_TEST_PACKAGES := python3-cbor2 python3-cryptography openssl
 test-deploy: deploy-deps release
+	@$(call install_missing,$(DEPLOY_TEST_PACKAGES))
 	harness/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The build needs only the build: make release, make deb, deploy/install.sh and, with
