@@ -146,7 +146,10 @@ if [ "$scenario" != control ]; then
   fi
 fi
 ZZSCENARIO
+# Side by side (each its own overlay and namespace), their lines in order.
 for scenario in fresh conffile control; do
-  unshare --mount --propagation private -- bash "$pkgs/scenario.sh" "$pkgs" "$scenario" \
-    || no "deb-dpkg-$scenario" "the scenario could not run (unshare --mount)"
+  { unshare --mount --propagation private -- bash "$pkgs/scenario.sh" "$pkgs" "$scenario" \
+      || no "deb-dpkg-$scenario" "the scenario could not run (unshare --mount)"; } > "$pkgs/$scenario.out" 2>&1 &
 done
+wait
+cat "$pkgs/fresh.out" "$pkgs/conffile.out" "$pkgs/control.out"
