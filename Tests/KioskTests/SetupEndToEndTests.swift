@@ -42,7 +42,7 @@ final class SetupEndToEndTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         p.arguments = ["--mount", "--propagation", "private", "--time", "--boottime=\(bootS - Int(ts.tv_sec))", "--",
-                       "/bin/sh", "-c", "mount --bind \"$0\" /etc/default && exec \"$@\"", folder + "/root/etc/default"] + argv
+                       "/bin/sh", "-c", "/bin/mount --bind \"$0\" /etc/default && exec \"$@\"", folder + "/root/etc/default"] + argv
         return p
     }
 
