@@ -15,8 +15,8 @@ new door and says what it would change.
 
 Two codes: `door-3`, as a site makes one (a P-256 key, a network with its key, a zone, three time
 servers, the broker's password, three settings: about 470 bytes, QR version 15), and `hostile`
-(an Ed25519 key; an SSID, a door-free code's settings with <script>, quotes and an ampersand, all
-values a door takes). Checks (one PASS/FAIL line each; exit 1 on any FAIL; a missing chromium,
+(an Ed25519 key; the door's name, the SSID and settings with <script>, quotes and an ampersand,
+all values a door takes). Checks (one PASS/FAIL line each; exit 1 on any FAIL; a missing chromium,
 chromedriver, zbarimg, selenium, cbor2, cryptography or libqrencode is a FAIL):
   each page opened from a file and served from 127.0.0.1 with the network unreachable (a proxy on
   a closed port, every host name unresolvable): its picture loaded, nothing asked of any other
@@ -30,8 +30,8 @@ chromedriver, zbarimg, selenium, cbor2, cryptography or libqrencode is a FAIL):
   new door, verifies it and lists what it would change.
 
 The output folder (DIR): site.key, site.pem, hostile.key, hostile.pem (the keys), door-3.* and
-hostile.* (site-setup's .ks1, .png, .html), SCREEN-VIEWPORT.png (the screenshots), door/ (a new
-door's root for --show: etc/hostname only).
+hostile.* (site-setup's .ks1, .png, .html), NAME-VIEWPORT.png (the screenshots), door-NAME/ (a
+new door's root for --show: its etc/hostname, the code's door, only).
 """
 import argparse
 import base64
@@ -56,6 +56,7 @@ VIEWPORTS = [("360x800", 360, 800, 3), ("390x844", 390, 844, 3)]
 PSK = "correct horse battery staple"
 PASSWORD = "broker-pw-7f3a9c"
 HOSTILE_SSID = '<script>alert("x")</script>\'&'     # 30 bytes: an SSID is at most 32
+HOSTILE_DOOR = 'd3"\'<b>&amp;</b>'                   # the door's name (its host name), no spaces
 # Values a door takes (`kiosk check` accepts them): markup, quotes and an ampersand are text there.
 HOSTILE_ENV = {"KIOSK_MQTT_USER": 'd3"><img/src=x/onerror=alert(1)>', "KIOSK_MQTT_TOPIC": "door/'a'&\"b\"<i>x</i>",
                "KIOSK_MQTT_URL": "mqtt://broker.local"}
@@ -258,22 +259,24 @@ def run(args):
         codes["door-3"] = {"public": public, "asked": {"door": "door-3", "wifi": {"ssid": "door-net", "psk": PSK},
                                                        "tz": "Europe/Berlin", "ntp": ntp, "mqtt_password": PASSWORD, "env": env},
                            "shown": {"door-3", "door-net", "Europe/Berlin", "included", *env.values()}, "out": r.stdout + r.stderr}
-    r = site_setup(out, "hostile", "hostile", ["--ssid", HOSTILE_SSID, "--psk-file", "-", "--mqtt-password-file", os.path.join(out, "pw")]
+    r = site_setup(out, "hostile", "hostile", ["--door", HOSTILE_DOOR, "--ssid", HOSTILE_SSID, "--psk-file", "-", "--mqtt-password-file", os.path.join(out, "pw")]
                    + [a for k, v in HOSTILE_ENV.items() for a in ("--env", f"{k}={v}")], stdin=PSK + "\n")
-    if check("site-setup make hostile (Ed25519; <script>, quotes and & in the SSID and the settings)", r.returncode == 0,
+    if check("site-setup make hostile (Ed25519; <script>, quotes and & in the door's name, the SSID and the settings)", r.returncode == 0,
              (r.stdout + r.stderr).strip()):
-        codes["hostile"] = {"public": hostile_public, "asked": {"wifi": {"ssid": HOSTILE_SSID, "psk": PSK}, "mqtt_password": PASSWORD,
-                                                                "env": HOSTILE_ENV},
-                            "shown": {HOSTILE_SSID, *HOSTILE_ENV.values()}, "out": r.stdout + r.stderr}
+        codes["hostile"] = {"public": hostile_public, "asked": {"door": HOSTILE_DOOR, "wifi": {"ssid": HOSTILE_SSID, "psk": PSK},
+                                                                "mqtt_password": PASSWORD, "env": HOSTILE_ENV},
+                            "shown": {HOSTILE_DOOR, HOSTILE_SSID, *HOSTILE_ENV.values()}, "out": r.stdout + r.stderr}
     for name, c in codes.items():
         check(f"{name}: site-setup's output carries no secret", no_secret(c["out"]))
         html_text = open(os.path.join(out, name + ".html"), encoding="utf-8").read()
         check(f"{name}: the page's HTML file carries no secret (its text, nor its picture's base64)", no_secret(html_text))
 
-    door = os.path.join(out, "door")
-    os.makedirs(os.path.join(door, "etc"))
-    with open(os.path.join(door, "etc", "hostname"), "w") as f:
-        f.write("door-3\n")
+    # Each code's door, new (for --show): its host name, nothing else.
+    for name, c in codes.items():
+        c["root"] = os.path.join(out, "door-" + name)
+        os.makedirs(os.path.join(c["root"], "etc"))
+        with open(os.path.join(c["root"], "etc", "hostname"), "w") as f:
+            f.write(c["asked"]["door"] + "\n")
 
     server = Server(out)
     browser = start_browser(os.path.join(out, "profile"))
@@ -362,14 +365,14 @@ def run(args):
             server.stop()
 
     if args.kiosk:
-        kiosk_step(args.kiosk, door, screenshots, codes)
+        kiosk_step(args.kiosk, screenshots, codes)
 
 
-def kiosk_step(kiosk, door, screenshots, codes):
+def kiosk_step(kiosk, screenshots, codes):
     """The release kiosk reads each screenshot as a setup code (`kiosk decode`, the whole picture
     its ROI), and `kiosk setup --show` verifies it for a new door (its root: a host name only)."""
     for name, path in screenshots:
-        label = os.path.basename(path)
+        label, door = os.path.basename(path), codes[name]["root"]
         r = subprocess.run([kiosk, "decode", "--roi", "0,0,1,1", path], capture_output=True, text=True, timeout=60,
                            env={"PATH": "/usr/bin:/bin"})
         size = len(open(os.path.join(os.path.dirname(path), name + ".ks1"), "rb").read())
