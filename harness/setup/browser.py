@@ -98,9 +98,11 @@ def keygen(out, name, alg):
     return key.public_key()
 
 
-def site_setup(out, key, name, args, stdin=""):
+def site_setup(out, key, name, args, stdin="", kiosk=None):
+    """`site-setup make`; with `kiosk`, that kiosk's `setup --show` checks the code first."""
     r = subprocess.run([sys.executable, SITE_SETUP, "make", "--key", os.path.join(out, key + ".key"), "--out", os.path.join(out, name)]
-                       + args, input=stdin, capture_output=True, text=True, timeout=60)
+                       + args + (["--kiosk", kiosk] if kiosk else []), input=stdin, capture_output=True, text=True, timeout=60,
+                       env={"PATH": "/usr/bin:/bin"})
     return r
 
 
@@ -254,18 +256,27 @@ def run(args):
     env = {"KIOSK_MQTT_URL": "mqtt://broker.site.example:1883", "KIOSK_MQTT_USER": "door-3", "KIOSK_ROI": "0.2,0.2,0.6,0.6"}
     r = site_setup(out, "site", "door-3", ["--door", "door-3", "--ssid", "door-net", "--psk-file", os.path.join(out, "psk"),
                                  "--tz", "Europe/Berlin", "--ntp", *ntp, "--mqtt-password-file", "-"]
-                   + [a for k, v in env.items() for a in ("--env", f"{k}={v}")], stdin=PASSWORD + "\n")
+                   + [a for k, v in env.items() for a in ("--env", f"{k}={v}")], stdin=PASSWORD + "\n", kiosk=args.kiosk)
     if check("site-setup make door-3 (P-256)", r.returncode == 0, (r.stdout + r.stderr).strip()):
         codes["door-3"] = {"public": public, "asked": {"door": "door-3", "wifi": {"ssid": "door-net", "psk": PSK},
                                                        "tz": "Europe/Berlin", "ntp": ntp, "mqtt_password": PASSWORD, "env": env},
                            "shown": {"door-3", "door-net", "Europe/Berlin", "included", *env.values()}, "out": r.stdout + r.stderr}
     r = site_setup(out, "hostile", "hostile", ["--door", HOSTILE_DOOR, "--ssid", HOSTILE_SSID, "--psk-file", "-", "--mqtt-password-file", os.path.join(out, "pw")]
-                   + [a for k, v in HOSTILE_ENV.items() for a in ("--env", f"{k}={v}")], stdin=PSK + "\n")
+                   + [a for k, v in HOSTILE_ENV.items() for a in ("--env", f"{k}={v}")], stdin=PSK + "\n", kiosk=args.kiosk)
     if check("site-setup make hostile (Ed25519; <script>, quotes and & in the door's name, the SSID and the settings)", r.returncode == 0,
              (r.stdout + r.stderr).strip()):
         codes["hostile"] = {"public": hostile_public, "asked": {"door": HOSTILE_DOOR, "wifi": {"ssid": HOSTILE_SSID, "psk": PSK},
                                                                 "mqtt_password": PASSWORD, "env": HOSTILE_ENV},
                             "shown": {HOSTILE_DOOR, HOSTILE_SSID, *HOSTILE_ENV.values()}, "out": r.stdout + r.stderr}
+    if args.kiosk:
+        # A value the door refuses (a broker URL with a path): the kiosk's own check refuses the
+        # code before anything is written, and says which variable.
+        r = site_setup(out, "site", "refused", ["--ssid", "door-net", "--psk-file", os.path.join(out, "psk"),
+                                                "--env", "KIOSK_MQTT_URL=mqtt://broker.example/?a=1"], kiosk=args.kiosk)
+        written = [f for f in os.listdir(out) if f.startswith("refused")]
+        check("site-setup make refuses a code the door would refuse (KIOSK_MQTT_URL with a path; the kiosk's setup --show), nothing written",
+              r.returncode != 0 and "refused KIOSK_MQTT_URL" in r.stderr and not written and no_secret(r.stdout + r.stderr),
+              (r.stdout + r.stderr).strip()[:200] + (f"; written {written}" if written else ""))
     for name, c in codes.items():
         check(f"{name}: site-setup's output carries no secret", no_secret(c["out"]))
         html_text = open(os.path.join(out, name + ".html"), encoding="utf-8").read()
