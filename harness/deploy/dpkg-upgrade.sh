@@ -60,8 +60,8 @@ variant old 0.0.1 1 "" && variant old2 0.0.2 1 "#KIOSK_NEW_IN_0_0_2=1  (a defaul
 # --- The code a door would be shown (no door named: any host), and the site's key.
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$pkgs/site.key" 2>/dev/null \
   && /usr/bin/python3 "$repo/deploy/examples/site-setup" make --key "$pkgs/site.key" --out "$pkgs/code" \
-       --env KIOSK_ROI=0.2,0.2,0.6,0.6 --env KIOSK_DOOR_MS=2500 --tz Europe/Berlin >/dev/null \
-  || { no deb-dpkg-upgrade "site-setup could not make a code"; exit 0; }
+       --env KIOSK_ROI=0.2,0.2,0.6,0.6 --env KIOSK_DOOR_MS=2500 --tz Europe/Berlin >/dev/null 2>"$pkgs/site-setup.err" \
+  || { no deb-dpkg-upgrade "site-setup could not make a code: $(cat "$pkgs/site-setup.err")"; exit 0; }
 
 # --- The scenarios, each in a fresh overlay of this machine (its own namespace).
 cat > "$pkgs/scenario.sh" <<'ZZSCENARIO'
