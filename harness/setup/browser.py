@@ -316,7 +316,7 @@ def run(args):
                           f"picture {state['natural']} px wide")
                     # Only the page itself; its picture is a data: URL (Chromium logs it as a request).
                     others = [u for u, _ in requests if u != url and not u.startswith("data:")]
-                    served = [q for q in server.requests[seen:]]
+                    served = server.requests[seen:]
                     foreign_hosts = {q["host"] for q in served} - {f"127.0.0.1:{server.port}"}
                     paths = {q["path"] for q in served}
                     check(f"{where}: nothing asked of another origin", not others and not foreign_hosts
