@@ -77,7 +77,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-speech bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
+.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-speech bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser test-setup-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
 
 all: build
 
@@ -211,6 +211,18 @@ test-pass-browser: release peers
 	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_PYTHON) -m pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
 	rm -rf .cache/pass-browser
 	SE_OFFLINE=true $(PEERS_PYTHON) harness/pass/browser.py --out $(CURDIR)/.cache/pass-browser \
+	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# The setup code's phone page (deploy/examples/site-setup) in the same headless Chromium (Selenium,
+# the pass page's peer) at two phones' viewports, the network out of reach: offline, no other
+# origin, no script, hostile values as text, no secret on it; its screenshots read by zbar (the
+# code's bytes, checked by cryptography) and by the release kiosk (harness/setup/browser.py).
+# site-setup draws the code with libqrencode (libqrencode4).
+SETUP_BROWSER_PACKAGES := chromium chromium-driver zbar-tools libqrencode4
+test-setup-browser: release peers
+	@$(call install_missing,$(SETUP_BROWSER_PACKAGES))
+	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_PYTHON) -m pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
+	SE_OFFLINE=true $(PEERS_PYTHON) harness/setup/browser.py --out $(CURDIR)/.cache/setup-browser \
 	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # How small a phone pass (KH1:) reads, by resolution and module size: the reading distance
@@ -361,7 +373,12 @@ fuzz: fuzz-build
 	Fuzz/run.sh "$$(cd Fuzz && $(SWIFT) build $(FUZZ_FLAGS) --show-bin-path)" $(FUZZ_SECONDS) $(FUZZ_JOBS) $(FUZZ_WORK) $(FUZZ_TARGETS)
 
 # The unit, install.sh and the .deb (harness/deploy/run.sh); builds the release binary once.
+# test-deploy also takes the package through dpkg (harness/deploy/dpkg-upgrade.sh: a door's setup
+# edit, then upgrades with no one to answer): its setup code is made by site-setup with Debian's
+# python3-cbor2 and python3-cryptography (no PyPI), the site's key by openssl.
+DEPLOY_TEST_PACKAGES := python3-cbor2 python3-cryptography openssl
 test-deploy: deploy-deps release
+	@$(call install_missing,$(DEPLOY_TEST_PACKAGES))
 	harness/deploy/run.sh --binary $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # The build needs only the build: make release, make deb, deploy/install.sh and, with

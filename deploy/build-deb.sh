@@ -19,9 +19,10 @@
 # the host's, so Depends names the target's own library packages and versions.
 #
 # The package: /usr/bin/kiosk (stripped; the Swift runtime is linked in, so no /opt/swift),
-# /lib/systemd/system/kiosk.service (ExecStart=/usr/bin/kiosk), /etc/default/kiosk as a conffile,
-# /usr/share/doc/kiosk/{README.md.gz,docs/*.md.gz,kiosk.env,copyright,changelog.gz}, the manual
-# pages kiosk(8) and kiosk.conf(5) in /usr/share/man. Depends: from
+# /lib/systemd/system/kiosk.service (ExecStart=/usr/bin/kiosk), /usr/share/kiosk/kiosk.env (the
+# commented defaults, which postinst copies to /etc/default/kiosk when there is none: no conffile,
+# see below), /usr/share/doc/kiosk/{README.md.gz,docs/*.md.gz,kiosk.env,copyright,changelog.gz},
+# the manual pages kiosk(8) and kiosk.conf(5) in /usr/share/man. Depends: from
 # dpkg-shlibdeps on the binary, plus adduser (postinst). The maintainer scripts do what debhelper's
 # dh_installsystemd would: enable and start on install, restart on upgrade, stop on remove.
 set -euo pipefail
@@ -98,7 +99,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/$name
 umask 022
-mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/etc/default" \
+mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/usr/share/kiosk" \
          "$root/usr/share/doc/kiosk/docs" "$root/usr/share/lintian/overrides" \
          "$root/usr/share/man/man8" "$root/usr/share/man/man5"
 
@@ -113,8 +114,13 @@ grep -q '^ExecStart=/usr/bin/kiosk run$' "$root/lib/systemd/system/kiosk.service
 # Setup at the door: the path unit watches for the code the kiosk took; the service applies it as root.
 install -m 0644 "$repo/deploy/kiosk-setup.path" "$root/lib/systemd/system/kiosk-setup.path"
 sed -e 's|/usr/local/bin/kiosk|/usr/bin/kiosk|' "$repo/deploy/kiosk-setup.service" > "$root/lib/systemd/system/kiosk-setup.service"
+# /etc/default/kiosk is not shipped: a conffile is the admin's file to dpkg, and `kiosk setup
+# --apply` (a code shown at the door) rewrites it, so the next upgrade that changed the defaults
+# would stop at dpkg's conffile question on a door with no one to answer it. The package ships
+# the commented defaults here; postinst copies them to /etc/default/kiosk when there is none and
+# never touches one that is there; postrm removes it on purge (Debian policy 10.7.3).
 sed -e 's|/usr/local/share/doc/kiosk or /usr/share/doc/kiosk|/usr/share/doc/kiosk|' \
-    "$repo/deploy/kiosk.env" > "$root/etc/default/kiosk"
+    "$repo/deploy/kiosk.env" > "$root/usr/share/kiosk/kiosk.env"
 install -m 0644 "$repo/deploy/kiosk.env" "$root/usr/share/doc/kiosk/kiosk.env"
 # The unit's drop-in for a kiosk with a broker: not active, copied by the installer (docs/building.md).
 install -D -m 0644 "$repo/deploy/mqtt.conf" "$root/usr/share/kiosk/mqtt.conf"
@@ -254,13 +260,19 @@ Description: headless barcode and QR-code scanner service for a door kiosk
  A Camera Module on Raspberry Pi OS goes through libcamera, with a small plugin
  built on the Pi (/usr/share/doc/kiosk/docs/installing.md.gz, "The camera").
 EOF
-echo /etc/default/kiosk > "$root/DEBIAN/conffiles"
-
 cat > "$root/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
 set -e
 
 if [ "$1" = configure ]; then
+	# The settings: the commented defaults when there are none. Not a conffile (kiosk setup
+	# rewrites it; dpkg would then ask on each upgrade); a file there, an earlier version's
+	# conffile included, is kept as it is.
+	if [ ! -e /etc/default/kiosk ] && [ ! -L /etc/default/kiosk ]; then
+		cp /usr/share/kiosk/kiosk.env /etc/default/kiosk.dpkg-new
+		chmod 0644 /etc/default/kiosk.dpkg-new
+		mv /etc/default/kiosk.dpkg-new /etc/default/kiosk
+	fi
 	# The service's user, in the groups that own /dev/video*, /dev/gpiochip*, the serial ports (dialout), /dev/snd/* (audio) and a USB keypad (input).
 	for g in video gpio dialout audio input; do
 		getent group "$g" >/dev/null || addgroup --quiet --system "$g"
@@ -324,6 +336,9 @@ if [ "$1" = "purge" ]; then
 		deb-systemd-helper purge 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
 		deb-systemd-helper unmask 'kiosk.service' 'kiosk-setup.path' >/dev/null || true
 	fi
+	# The settings postinst made (or an earlier version's conffile, which dpkg keeps as obsolete),
+	# with what a write cut short left beside it (kiosk setup writes kiosk.new, then renames).
+	rm -f /etc/default/kiosk /etc/default/kiosk.new /etc/default/kiosk.dpkg-new
 	# The service's state (StateDirectory=kiosk). The user kiosk is left in place, as Debian
 	# packages do: files elsewhere may still belong to it (userdel kiosk removes it).
 	rm -rf /var/lib/kiosk
@@ -331,9 +346,9 @@ fi
 EOF
 
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
-(cd "$root" && find . -path ./DEBIAN -prune -o -path ./etc -prune -o -type f -printf '%P\0' \
+(cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' \
    | LC_ALL=C sort -z | xargs -0 md5sum > DEBIAN/md5sums)
-chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/conffiles" "$root/DEBIAN/md5sums"
+chmod 0644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 find "$root" -type d -exec chmod 0755 {} +
 find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 

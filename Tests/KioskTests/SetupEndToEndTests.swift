@@ -10,8 +10,9 @@ import XCTest
 /// Setup by a signed code (interface 0.6) on the built `kiosk` binary: a code made by the peers'
 /// `cbor2` and `cryptography` (`SetupPeer`), drawn as a byte-mode QR code in a replayed PNG, shown
 /// to the release kiosk put 30 s or 40 minutes after a boot by a time namespace (`unshare --time
-/// --boottime`); then `kiosk setup --show` and `--apply --root DIR` on the file it wrote. No secret
-/// of the code in any output.
+/// --boottime`), with a door of the test's own at `/etc/default` (a mount namespace: the kiosk
+/// reads its door's files at `/` only); then `kiosk setup --show` and `--apply --root DIR` on the
+/// file it wrote. No secret of the code in any output.
 final class SetupEndToEndTests: XCTestCase {
     var folder = ""
     var peer: SetupPeer!
@@ -19,13 +20,13 @@ final class SetupEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: KioskProcess.binary.path), "build the kiosk binary first")
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
-              (try? Child.run(unshared(["/bin/true"], bootS: 30)).status) == 0 else {
-            throw XCTSkip("unshare --time --boottime needs root and a kernel with time namespaces (5.6)")
-        }
         folder = NSTemporaryDirectory() + "kiosk-setup-e2e-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         for d in ["/root/etc/default", "/state", "/run", "/replay", "/card/etc/default"] {
             try FileManager.default.createDirectory(atPath: folder + d, withIntermediateDirectories: true)
+        }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+              (try? Child.run(unshared(["/bin/true"], bootS: 30)).status) == 0 else {
+            throw XCTSkip("unshare --time --boottime --mount needs root and a kernel with time namespaces (5.6)")
         }
         guard let python = CredentialPeer.python else { throw XCTSkip("KIOSK_PEERS_PYTHON is not set (make test sets it after make peers)") }
         peer = SetupPeer(python: python, folder: folder)
@@ -33,13 +34,15 @@ final class SetupEndToEndTests: XCTestCase {
     }
     override func tearDown() { if !folder.isEmpty { try? FileManager.default.removeItem(atPath: folder) } }
 
-    /// `argv` in a time namespace whose boot clock reads `bootS` seconds.
+    /// `argv` in a time namespace whose boot clock reads `bootS` seconds, and a mount namespace
+    /// (private: nothing reaches the host) whose `/etc/default` is the test door's `root/etc/default`.
     func unshared(_ argv: [String], bootS: Int) -> Process {
         var ts = timespec()
         clock_gettime(CLOCK_BOOTTIME, &ts)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        p.arguments = ["--time", "--boottime=\(bootS - Int(ts.tv_sec))", "--"] + argv
+        p.arguments = ["--mount", "--propagation", "private", "--time", "--boottime=\(bootS - Int(ts.tv_sec))", "--",
+                       "/bin/sh", "-c", "/bin/mount --bind \"$0\" /etc/default && exec \"$@\"", folder + "/root/etc/default"] + argv
         return p
     }
 
@@ -68,7 +71,7 @@ final class SetupEndToEndTests: XCTestCase {
         let p = unshared([KioskProcess.binary.path, "run"], bootS: bootS)
         p.environment = KioskProcess.environment([
             "KIOSK_CAMERA": "replay:" + replay, "KIOSK_GPIO_CHIP": "sim", "KIOSK_STATS_S": "0",
-            "STATE_DIRECTORY": folder + "/state", "RUNTIME_DIRECTORY": folder + "/run", "TEST_KIOSK_SETUP_ROOT": folder + "/root",
+            "STATE_DIRECTORY": folder + "/state", "RUNTIME_DIRECTORY": folder + "/run",
         ])
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
@@ -134,6 +137,20 @@ final class SetupEndToEndTests: XCTestCase {
         let stranger = try KioskProcess.run(["setup", "--apply", folder + "/stranger.ks1", "--root", card])
         XCTAssertEqual(stranger.status, 1)
         XCTAssertTrue(stranger.stdout.contains("neither root nor the kiosk user"), stranger.stdout)
+    }
+
+    /// The kiosk reads its door at `/etc/default/kiosk`: a door set up over SSH (a `KIOSK_`
+    /// variable, no site key) is not new, and a first code shown in the window after a power cut
+    /// does not decide its site.
+    func testADoorSetUpOverSSHIsNotTakenOverByAFirstCode() throws {
+        try "# set up over SSH\nKIOSK_DOOR_MS=3000\n".write(toFile: folder + "/root/etc/default/kiosk", atomically: true, encoding: .utf8)
+        let run = try kiosk(bootS: 30, replay: try replay(try code()))
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.of("setup").map { $0["result"] }, ["refused"], run.stderr)
+        XCTAssertEqual(run.of("setup").first?["reason"], "site", run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/run/setup/code"))
+        XCTAssertEqual(try String(contentsOfFile: folder + "/root/etc/default/kiosk", encoding: .utf8), "# set up over SSH\nKIOSK_DOOR_MS=3000\n")
+        assertNoSecret(run.stderr + run.stdout, "the kiosk's output")
     }
 
     func testFortyMinutesAfterBootTheWindowIsClosed() throws {

@@ -24,6 +24,20 @@ final class PassScreensTests: XCTestCase {
         XCTAssertNotEqual(PassScreens.payload(.holder, seed: 1), PassScreens.payload(.holder, seed: 2))
     }
 
+    /// The setup form is a setup code's size, version 15, but no `KS1:` code: the frame loop would
+    /// hand one to the setup desk and to no listener, and the bench, a listener, would count every
+    /// presentation unread (it did: `--forms 3` read 0 in every cell).
+    func testTheSetupFormIsASetupCodesSizeThatTheFrameLoopReportsToTheBench() throws {
+        let payload = PassScreens.payload(.setup, seed: 1)
+        XCTAssertEqual(payload.count, 469)
+        XCTAssertEqual(try PassScreens.modules(payload).version, 15)
+        XCTAssertEqual(Array(payload.prefix(4)), Array("KS0:".utf8))
+        XCTAssertEqual(CodeKind.of(payload, signedPrefix: "KC1:"), .plain, "a code the frame loop reports to its listeners")
+        var real = payload
+        real.replaceSubrange(0..<4, with: Array("KS1:".utf8))
+        XCTAssertEqual(CodeKind.of(real, signedPrefix: "KC1:"), .setup, "the same bytes as a KS1: code go to the setup desk")
+    }
+
     /// A clean screen at 5 px a module reads back exactly the payload's bytes (binary, not text):
     /// what the bench counts as read.
     func testACleanPassReadsBackItsExactBytes() throws {

@@ -189,9 +189,10 @@ def manpage(entries):
         ".SH FILES",
         ".TP",
         ".B /etc/default/kiosk",
-        "the settings (a conffile of the package; deploy/install.sh never overwrites it)",
+        "the settings (made by the package from /usr/share/kiosk/kiosk.env when there is none, never"
+        " overwritten, removed on purge; deploy/install.sh never overwrites it; kiosk setup rewrites it)",
         ".TP",
-        ".B /usr/share/doc/kiosk/kiosk.env",
+        ".B /usr/share/kiosk/kiosk.env",
         "the file as shipped, every variable at its default",
         ".SH SEE ALSO",
         ".BR kiosk (8),",

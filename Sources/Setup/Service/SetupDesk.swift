@@ -169,12 +169,15 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
 extension SetupDesk {
     /// The desk of a running kiosk (not the demo's): the window from `KIOSK_SETUP` and
     /// `KIOSK_SETUP_WINDOW_S` on the boot clock, the exit button, the used-token store (the
-    /// verifier's, or one of its own), `$RUNTIME_DIRECTORY/setup`.
+    /// verifier's, or one of its own), `$RUNTIME_DIRECTORY/setup`. The door's files are read at
+    /// `/` and nowhere else: a running kiosk has no other root to be pointed at (`--root` is
+    /// `kiosk setup`'s, for an SD card), so nothing in its environment may move where it looks
+    /// for the pinned key. The end-to-end tests give it a door of their own in a mount namespace.
     static func assemble(_ a: Assembly, store: UsedTokenStore?, lines: OutputLines, speech: DoorSpeech?) -> SetupDesk? {
         guard !a.demo else { return nil }
         let runtime = a.environment["RUNTIME_DIRECTORY"].flatMap { $0.split(separator: ":").first.map(String.init) } ?? "/run/kiosk"
         let desk = SetupDesk(window: SetupWindow(mode: a.config.setupMode, windowS: a.config.setupWindowS), folder: runtime + "/setup",
-                             root: a.environment["TEST_KIOSK_SETUP_ROOT"] ?? "/", siteKeyOverride: a.config.siteKey,
+                             root: "/", siteKeyOverride: a.config.siteKey,
                              store: store ?? UsedTokenStore(directory: UsedTokenStore.directory(a.environment)),
                              buzzer: lines.door.buzzer, logger: a.logger, clock: a.clock, bootNsNow: SetupVerifier.bootNanoseconds())
         lines.watch?.onButton { [weak desk] pressed, at in desk?.button(pressed: pressed, atNs: at) }
