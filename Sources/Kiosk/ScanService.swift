@@ -111,6 +111,9 @@ public final class ScanService {
     /// so this is computed once, and again only if a replayed picture has another size.
     private var sensorROI: (width: Int, height: Int, view: NormalizedRect, rect: PixelRect)?
     private var lastFrameNs: UInt64 = 0
+    /// Where setup codes go; while it says so, the loop looks at the whole frame (`SetupDesk.looksAtWholeFrame`).
+    private let setupDesk: SetupDesk?
+    private var lookingAtWholeFrame = false
 
     public private(set) var frames = 0
     public private(set) var decoded = 0
@@ -137,6 +140,7 @@ public final class ScanService {
         decoding = DecodePipeline(symbologies: configuration.symbologies, density: decodeDensity, mount: configuration.mount,
                                   attempts: attempts, clock: clock)
         repeatFilter = RepeatFilter(windowMilliseconds: configuration.repeatMs)
+        setupDesk = features.setup
     }
 
     /// How long the loop waits for a frame before it looks at the stop signal again.
@@ -341,7 +345,7 @@ public final class ScanService {
         brightness = ambient
         torch?.observe(brightness: ambient, at: frame.timestampNs)
         listenersSeeTorch()
-        let roi = sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view)
+        let roi = regionToDecode(width: frame.luma.width, height: frame.luma.height, view: frame.view)
         if frames == 1 {
             logControls()
             logger.info("ready", ["ms": .ms(Double(monotonicNanoseconds() - processStartNs) / 1e6)])
@@ -377,6 +381,18 @@ public final class ScanService {
             reporter.report(symbol, frame: frame, latencyMs: Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6)
         }
         return !news.isEmpty
+    }
+
+    /// The ROI, or the whole frame while the setup desk asks for it (a new door's setup window:
+    /// a setup code is larger than the default ROI); each change is a `roi` line.
+    private func regionToDecode(width: Int, height: Int, view: NormalizedRect) -> PixelRect {
+        let whole = setupDesk?.looksAtWholeFrame(atNs: clock.now()) ?? false
+        if whole != lookingAtWholeFrame {
+            lookingAtWholeFrame = whole
+            logger.log(.debug, "roi", fields: whole ? [("upright", .text(NormalizedRect.whole.description)), ("for", "setup")]
+                                                     : [("upright", .text(configuration.uprightROI.description)), ("for", "scans")])
+        }
+        return whole ? PixelRect(x: 0, y: 0, width: width, height: height) : sensorROI(width: width, height: height, view: view)
     }
 
     /// The upright ROI in the sensor pixels of a frame of this size that shows `view` of the

@@ -198,4 +198,30 @@ final class SetupDeskTests: XCTestCase {
         XCTAssertEqual(d.count("taken"), 1, lines.all.joined(separator: "\n"))
         XCTAssertNotNil(FileManager.default.contents(atPath: folder + "/run/setup/code"))
     }
+
+    /// The frame loop looks at the whole frame while setup is open on a new door, on any door
+    /// for the button's 60 s, and never after a code is taken or the window closed.
+    func testANewDoorLooksAtItsWholeFrameWhileSetupIsOpen() throws {
+        let clock = ManualClock(), lines = Lines()
+        let fresh = desk(clock, bootS: 30, lines: lines)
+        XCTAssertTrue(fresh.looksAtWholeFrame(atNs: clock.now()), "a new door in its window")
+        clock.advance(byNs: 600 * second)
+        XCTAssertFalse(fresh.looksAtWholeFrame(atNs: clock.now()), "the window closed")
+        fresh.button(pressed: true, atNs: clock.now())
+        clock.advance(byNs: 5 * second)
+        fresh.button(pressed: false, atNs: clock.now())
+        XCTAssertTrue(fresh.looksAtWholeFrame(atNs: clock.now()), "the button opened it")
+        XCTAssertNil(reason(fresh.take(try peer.code(signer: "site", claims: claims()))))
+        XCTAssertFalse(fresh.looksAtWholeFrame(atNs: clock.now()), "a code taken: the door restarts on its settings")
+
+        try "KIOSK_DOOR_MS=3000\n".write(toFile: folder + "/root/etc/default/kiosk", atomically: true, encoding: .utf8)
+        let setUp = desk(clock, bootS: 30, lines: lines)
+        XCTAssertFalse(setUp.looksAtWholeFrame(atNs: clock.now()), "a door set up over SSH keeps its ROI in its window")
+        setUp.button(pressed: true, atNs: clock.now())
+        clock.advance(byNs: 5 * second)
+        setUp.button(pressed: false, atNs: clock.now())
+        XCTAssertTrue(setUp.looksAtWholeFrame(atNs: clock.now()), "a hand on the inside")
+        clock.advance(byNs: 61 * second)
+        XCTAssertFalse(setUp.looksAtWholeFrame(atNs: clock.now()), "the button's 60 s are over")
+    }
 }

@@ -57,10 +57,10 @@ final class SetupEndToEndTests: XCTestCase {
     }
 
     /// Blank, the code (3 pixels a module, as a phone shows it), blank: PNGs of 640x480.
-    func replay(_ code: [UInt8]) throws -> String {
+    func replay(_ code: [UInt8], moduleSize: Int = 3) throws -> String {
         var frames = [GrayImage(width: 640, height: 480, fill: 200)]
         var shown = GrayImage(width: 640, height: 480, fill: 200)
-        let qr = try QRCodeImage.render(bytes: code, moduleSize: 3)
+        let qr = try QRCodeImage.render(bytes: code, moduleSize: moduleSize)
         shown.paste(qr, x: (640 - qr.width) / 2, y: (480 - qr.height) / 2)
         frames += [shown, shown, GrayImage(width: 640, height: 480, fill: 200)]
         for (i, f) in frames.enumerated() { try ImageFile.writePNG(f, to: folder + String(format: "/replay/%04d.png", i)) }
@@ -151,6 +151,21 @@ final class SetupEndToEndTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/run/setup/code"))
         XCTAssertEqual(try String(contentsOfFile: folder + "/root/etc/default/kiosk", encoding: .utf8), "# set up over SSH\nKIOSK_DOOR_MS=3000\n")
         assertNoSecret(run.stderr + run.stdout, "the kiosk's output")
+    }
+
+    /// A setup code taller than the default ROI (the middle half of 640x480) at 4 pixels a
+    /// module: a new door looks at its whole frame while setup is open and takes it; 40 minutes
+    /// after boot it looks at its ROI only and reads nothing of it.
+    func testANewDoorLooksAtItsWholeFrameWhileSetupIsOpen() throws {
+        let shown = try code()
+        XCTAssertGreaterThan(try QRCodeImage.render(bytes: shown, moduleSize: 4).height, 240, "taller than the default ROI")
+        let tall = try replay(shown, moduleSize: 4)
+        let open = try kiosk(bootS: 30, replay: tall)
+        XCTAssertEqual(open.status, 0, open.stderr)
+        XCTAssertEqual(open.of("setup").map { $0["result"] }, ["taken"], open.stderr)
+        let closed = try kiosk(bootS: 2400, replay: tall)
+        XCTAssertEqual(closed.status, 0, closed.stderr)
+        XCTAssertEqual(closed.of("setup").count, 0, "the window closed, the ROI holds: the code is not read at all. " + closed.stderr)
     }
 
     func testFortyMinutesAfterBootTheWindowIsClosed() throws {

@@ -33,6 +33,10 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
     private let shared = Condition()
     private var window: SetupWindow
     private var pending: [UInt8]?
+    /// The door's `/etc/default/kiosk` set no `KIOSK_` variable when the kiosk started.
+    private let doorIsNew: Bool
+    /// A code was taken: `kiosk setup --apply` restarts the kiosk on its settings.
+    private var tookACode = false
     private var stopping = false
     private var threadDone = true
     /// Codes checked so far, by result (`taken`, `refused`), for tests and stats.
@@ -57,6 +61,7 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
         self.logger = logger
         self.clock = clock
         self.wallClock = wallClock
+        doorIsNew = SetupDoor(root: root, hostname: hostname, siteKeyOverride: siteKeyOverride).isNew
         bootOffsetNs = Int64(bitPattern: bootNsNow &- clock.now())
     }
 
@@ -77,6 +82,19 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
         }
     }
 
+    /// Whether the frame loop looks at its whole frame at `atNs` (monotonic) rather than its ROI:
+    /// while setup is open on a new door (its `/etc/default/kiosk` sets no `KIOSK_` variable),
+    /// and on any door for the 60 s its exit button opens, until a code is taken. A whole setup
+    /// code (about 450 bytes, QR version 14-15) is taller than the default ROI, the middle half of
+    /// a 640x480 frame, at its reading distance (docs/measurements/setup-codes.md); a new door
+    /// has no ROI of its own yet, and a door whose button was held has a hand on its inside.
+    public func looksAtWholeFrame(atNs t: UInt64) -> Bool {
+        shared.lock_ {
+            guard !tookACode, let opening = window.opening(atBootNs: bootNs(t)) else { return false }
+            return opening == .button || doorIsNew
+        }
+    }
+
     /// How many codes were taken or refused so far.
     public func count(_ result: String) -> Int { shared.lock_ { outcomes[result] ?? 0 } }
 
@@ -94,7 +112,11 @@ public final class SetupDesk: @unchecked Sendable {  // `window`, `pending`, `st
             sound(SetupDesk.refusedPattern)
             speech?.say(key: "setup-refused", afterNs: buzzer == nil ? 0 : UInt64(SetupDesk.refusedPattern.totalMs) * 1_000_000)
         }
-        shared.lock_ { outcomes[(try? result.get()) == nil ? "refused" : "taken", default: 0] += 1 }
+        shared.lock_ {
+            let taken = (try? result.get()) != nil
+            outcomes[taken ? "taken" : "refused", default: 0] += 1
+            tookACode = tookACode || taken
+        }
         return result
     }
 
