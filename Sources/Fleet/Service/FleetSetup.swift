@@ -19,6 +19,7 @@ final class BrokerFleetLink: FleetLink {
     func publishStats(_ json: String) { link.publishStats(json) }
     func publishDoor(_ state: String) { link.publishDoor(state) }
     func publishAlarm(_ json: String) { link.publishAlarm(json) }
+    func publishSpooledAlarm(_ json: String) { link.publishSpooledAlarm(json) }
     func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
     func publishMode(_ json: String) { link.publishMode(json) }
 
@@ -145,6 +146,7 @@ public enum FleetSetup {
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
         settings.clock = c.verdict == .credentials
+        settings.duress = c.verdict == .credentials && !c.isOSDP && c.keypad != nil && c.duressCode != .off
         return .success(settings)
     }
 
