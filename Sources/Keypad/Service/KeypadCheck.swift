@@ -17,6 +17,9 @@ public enum KeypadCheck {
         public var detail: String
     }
 
+    /// What opening an input-event keypad for a moment found (doctor's; tests pass their own).
+    public typealias Probe = EvdevKeypad.Probe
+
     /// Whether the kiosk checks PINs itself (credentials mode, not OSDP).
     static func checksPINs(_ c: Configuration) -> Bool { c.verdict == .credentials && !c.isOSDP }
 
@@ -99,7 +102,7 @@ public enum KeypadCheck {
     /// input-event keypad; a Wiegand keypad's lines are among doctor's GPIO inputs), what the
     /// keypad is for, and the pins file.
     public static func doctor(_ c: Configuration, _ environment: [String: String],
-                              probe: (String) -> EvdevKeypad.Probe = EvdevKeypad.probe) -> [Finding] {
+                              probe: (String) -> Probe = EvdevKeypad.probe) -> [Finding] {
         var out: [Finding] = []
         func add(_ v: Finding.Verdict, _ subject: String, _ detail: String) { out.append(Finding(verdict: v, subject: subject, detail: detail)) }
         switch c.keypad {
