@@ -51,6 +51,29 @@ final class KeypadPolicyTests: XCTestCase {
         XCTAssertFalse(p.receiving)
     }
 
+    /// Hostile lines (as FuzzKeypad drives them): a burst of noise longer than any key is refused
+    /// with the bits kept (64), edges back up or repeated at one instant are no bits, and the
+    /// key after the noise reads as itself.
+    func testNoiseIsRefusedAndTheNextKeyStillReads() {
+        var p = WiegandKeypadPolicy()
+        var t: UInt64 = 7 * s
+        var out: [WiegandKeypadPolicy.Burst] = []
+        for i in 0..<100 {
+            if let b = p.edge(one: i % 3 == 0, level: 0, atNs: t) { out.append(b) }
+            XCTAssertNil(p.edge(one: i % 3 == 0, level: 1, atNs: t))  // back up at the same instant
+            t += 1_000_000
+        }
+        t += 30_000_000
+        for bit in WiegandKeypadPolicy.bits(of: .digit(9), width: 8) {
+            if let b = p.edge(one: bit, level: 0, atNs: t) { out.append(b) }
+            t += 2_000_000
+        }
+        if let b = p.check(atNs: t + WiegandKeypadPolicy.defaultGapNs) { out.append(b) }
+        XCTAssertEqual(out, [.refused(bits: WiegandKeypadPolicy.maxBits), .key(.digit(9))])
+        XCTAssertEqual("\(out[0])", "refused 64 bits")
+        XCTAssertEqual("\(out[1])", "key", "a key's burst says no digit")
+    }
+
     func testEvdevCodes() {
         XCTAssertEqual(KeypadKey(evdevCode: 2), .digit(1))
         XCTAssertEqual(KeypadKey(evdevCode: 11), .digit(0))
