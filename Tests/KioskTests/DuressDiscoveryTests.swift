@@ -52,7 +52,14 @@ final class DuressDiscoveryTests: XCTestCase {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
         p.arguments = [Checkout.root.appendingPathComponent("Tests/Peers/ha_templates.py").path, samples]
-        let run = try Child.run(p, input: try JSONSerialization.data(withJSONObject: d.messages.map { ["topic": $0.topic, "payload": $0.payload] }))
+        let input = try JSONSerialization.data(withJSONObject: d.messages.map { ["topic": $0.topic, "payload": $0.payload] })
+        // KIOSK_HA_DUMP=DIR: the same messages and alarms for Home Assistant's own code
+        // (Tests/Peers/ha_core_event.py, a manual check: docs/building.md).
+        if let dump = ProcessInfo.processInfo.environment["KIOSK_HA_DUMP"] {
+            try input.write(to: URL(fileURLWithPath: dump + "/discovery.json"))
+            try FileManager.default.copyItem(atPath: samples, toPath: dump + "/alarms.json")
+        }
+        let run = try Child.run(p, input: input)
         XCTAssertEqual(run.status, 0, run.errors)
         let rendered = try XCTUnwrap(try JSONSerialization.jsonObject(with: run.stdout) as? [[String: Any]])
         let fired = rendered.filter { $0["object"] as? String == "duress" }

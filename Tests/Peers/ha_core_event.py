@@ -34,7 +34,7 @@ async def main():
         template = config.get("value_template")
         if template is not None:
             template.hass = hass
-        render = MqttValueTemplate(template, hass=hass).async_render_with_possible_json_value
+        render = MqttValueTemplate(template).async_render_with_possible_json_value
         for payload in samples.get(config["state_topic"], []):
             rendered = render(payload, PayloadSentinel.DEFAULT)
             event_type, attributes = None, None
