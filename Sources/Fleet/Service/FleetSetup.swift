@@ -73,7 +73,7 @@ extension FleetSetup {
             a.logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
             if spool.ignoredLines > 0 {
                 a.logger.warning("state_damaged", ["file": .text(spool.path),
-                                                   "did": .text("kept \(spool.count) queued scan events, skipped \(spool.ignoredLines) torn line(s)")])
+                                                   "did": .text("kept \(spool.count) queued events (scans and duress alarms), skipped \(spool.ignoredLines) torn line(s)")])
             }
         }
         return spool
