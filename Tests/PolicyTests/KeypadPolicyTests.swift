@@ -228,6 +228,8 @@ final class KeypadPolicyTests: XCTestCase {
         let joined = try PinsFile.parse("x\u{600}\t\(h)\n")
         XCTAssertEqual(joined.entry(for: "x\u{600}")?.hash.logN, 11)
         XCTAssertEqual(try PinsFile.parse("x\u{600} \(h)\n"), joined, "the same file with a space")
+        // A comment is a line whose first scalar is `#`, a combining mark after it or not.
+        XCTAssertEqual(try PinsFile.parse("#\u{301} not a subject \(h)\n").count, 0)
         // A `$` with a combining mark after it is still a `$` to the hash's reader: refused all the same.
         XCTAssertNil(PINHash("scrypt$11$\u{301}8$1$" + Base64URL.encode(Array(repeating: 3, count: 16)) + "$" + Base64URL.encode(Array(repeating: 4, count: 32))))
         XCTAssertEqual(PINHash(h)?.text, h)

@@ -25,7 +25,7 @@ func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var rewritten = ""
     for (subject, entry) in file.entries.sorted(by: { $0.key < $1.key }) {
         precondition(entry.subject == subject && !subject.isEmpty && subject.utf8.count <= PinsFile.maxSubjectBytes)
-        precondition(subject.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F } && !subject.hasPrefix("#"))
+        precondition(subject.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F } && subject.unicodeScalars.first != "#")
         precondition(entry.line >= 1)
         check(entry.hash)
         if let d = entry.duress { check(d) }

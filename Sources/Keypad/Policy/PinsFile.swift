@@ -81,7 +81,7 @@ public struct PinsFile: Equatable, Sendable {
         for raw in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
             let words = raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map { Substring($0) }
-            guard let first = words.first, !first.hasPrefix("#") else { continue }
+            guard let first = words.first, first.unicodeScalars.first != "#" else { continue }
             func fail(_ why: String) -> PinsFileError { PinsFileError(line: number, reason: why) }
             guard (2...3).contains(words.count) else { throw fail("expected SUBJECT HASH [duress=HASH]") }
             let subject = String(first)
