@@ -164,8 +164,8 @@ bench-osdp: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev osdp-reply $(BENCH_ARGS)
 
-# One credential's verification (ES256, Ed25519) and an idle frame with credentials mode on and
-# off (docs/measurements/door-features.md): release build, as on the door.
+# One credential's verification (ES256, Ed25519), a PIN's check and an idle frame with credentials
+# mode on and off (docs/measurements/door-features.md): release build, as on the door.
 bench-credentials: release
 	$(SWIFT) build $(RELEASE) --product kiosk-dev
 	$$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk-dev credentials $(BENCH_ARGS)
@@ -364,7 +364,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_WORK ?= .build/fuzz
 # FUZZ_JOBS: how many targets run side by side (libFuzzer is one thread: one a core).
 FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
-FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass store:FuzzStore phrases:FuzzPhrases setup:FuzzSetup
+FUZZ_TARGETS := configuration:FuzzConfiguration image:FuzzImageFile log:FuzzLogEscape osdp:FuzzOSDP credential:FuzzCredential command:FuzzCommand access:FuzzAccess holidays:FuzzHolidays ticket:FuzzTicket bundle:FuzzBundle pass:FuzzPass store:FuzzStore phrases:FuzzPhrases setup:FuzzSetup pins:FuzzPins keypad:FuzzKeypad
 FUZZ_FLAGS := -c release -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xcc -fsanitize=fuzzer-no-link,address -Xswiftc -use-ld=lld
 fuzz-build: deps
@@ -437,8 +437,9 @@ bench-arm64: deploy-deps
 	harness/bench-arm64/run.sh $(BENCH_ARGS)
 
 # One credential's verification on arm64, counted the same way: a KC1 credential's, a pass's of
-# each form and a new phone's point, instructions a verification and the ratios to a KC1's
-# (harness/bench-arm64/run.sh --credentials; docs/measurements/door-features.md).
+# each form and a new phone's point, instructions a verification and the ratios to a KC1's; and a
+# PIN's check (two scrypt hashes at LOGN 10, 11 and 12) with a Pi 4 core's estimated milliseconds
+# (harness/bench-arm64/run.sh --credentials; docs/measurements/door-features.md, arm64-counts.md).
 bench-credentials-arm64: deploy-deps
 	harness/bench-arm64/run.sh --credentials $(BENCH_ARGS)
 

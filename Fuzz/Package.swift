@@ -38,6 +38,10 @@ let package = Package(
         .executableTarget(name: "FuzzPhrases", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
         // Setup codes: the KS1: reader, the site key, the payload, what a code changes, the whole check.
         .executableTarget(name: "FuzzSetup", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // The pins file and its scrypt hash lines.
+        .executableTarget(name: "FuzzPins", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
+        // A Wiegand keypad's edges: 4-bit and 8-bit key bursts, the PIN's entry, KIOSK_KEYPAD.
+        .executableTarget(name: "FuzzKeypad", dependencies: ["CFuzzDriver", .product(name: "KioskCore", package: kiosk)]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -167,6 +167,14 @@ public enum KioskCommand {
                 print("# speech: " + line)
             }
         }
+        // The keypad and the pins file (one that does not read: exit 78, as at start).
+        switch KeypadCheck.checkLines(config, environment) {
+        case .failure(let e):
+            logger.configError(e)
+            return ExitStatus.config
+        case .success(let lines):
+            for line in lines { print("# " + line) }
+        }
         // The mode a command left in force (a running kiosk has the same file).
         let modeFile = DoorModeKeeper.path(environment)
         if let bytes = try? SmallFile.read(modeFile, limit: 4096) {

@@ -51,6 +51,9 @@ public struct Doctor {
         checks += mqtt()
         checks += osdp()
         checks += speech()
+        checks += KeypadCheck.doctor(configuration, environment).map {
+            Check(verdict: Verdict(rawValue: $0.verdict.rawValue) ?? .fail, subject: $0.subject, detail: $0.detail)
+        }
         checks += state()
         checks += CredentialSetup.doctor(configuration, environment)
         if let state = systemdState() {
@@ -229,7 +232,10 @@ public struct Doctor {
         // The inputs, each with what its active level means.
         let inputRoles: [(String, Int?, Bool, String)] = [("door contact", c.doorContactLine, c.doorContactActiveLow, "the door is open|the door is shut"),
                                                           ("exit button", c.rexLine, c.rexActiveLow, "pressed|released"),
-                                                          ("tamper", c.tamperLine, c.tamperActiveLow, "tampered|the loop is whole")]
+                                                          ("tamper", c.tamperLine, c.tamperActiveLow, "tampered|the loop is whole"),
+                                                          // A Wiegand keypad's lines idle high (pulled up); a bit pulls one low.
+                                                          ("keypad D0", c.keypad?.lines.first, false, "idle (high)|low: a bit being sent, or the line shorted to ground"),
+                                                          ("keypad D1", c.keypad?.lines.last, false, "idle (high)|low: a bit being sent, or the line shorted to ground")]
         let inputs = inputRoles.compactMap { role, line, activeLow, meaning in line.map { (role, $0, activeLow, meaning) } }
         guard !lines.isEmpty || !inputs.isEmpty else {
             return [Check(verdict: .pass, subject: "gpio", detail: "no buzzer or torch line configured")]

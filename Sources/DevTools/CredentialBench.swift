@@ -57,6 +57,9 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         /// What a phone not seen before adds to pass1: its point read by OpenSSL.
         public var passPointUs: Double = 0
         public var passCompressedPointUs: Double = 0
+        /// A PIN's check as the PIN's gate makes it (two scrypt hashes: the PIN and its duress
+        /// code, `PINHasher`'s parameters, LOGN 11), in milliseconds.
+        public var pinMs: Double = 0
         public var iterations: Int
     }
 
@@ -103,6 +106,8 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
                 print("  an event ticket (pretix_sig1, Ed25519) \(Format.fixed(r.pretixUs, 1)) us, of which framing + protobuf \(Format.fixed(r.pretixParseUs, 2)) us")
                 print("an idle frame (640x480, no code), ScanService.process:")
                 print("  credentials off \(Format.fixed(r.idleFrameUsOff, 1)) us, on \(Format.fixed(r.idleFrameUsOn, 1)) us")
+                print("a PIN's check (two scrypt hashes: the PIN and its duress code; LOGN \(PINHasher.defaultLogN), r \(PINHasher.r), p \(PINHasher.p)):")
+                print("  \(Format.fixed(r.pinMs, 2)) ms")
                 print("one decision of the door's rules (interface.md's example, 30 closed days):")
                 print("  local time + rules \(Format.fixed(r.accessDecisionUs, 3)) us, the rules alone \(Format.fixed(r.accessRulesUs, 3)) us")
             }
@@ -116,9 +121,24 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
     static func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 
     /// What `--count` repeats: a KC1 credential (ES256), a pass (form 1 with an uncompressed or a
-    /// compressed point, its phone seen before; form 2) or a new phone's point read alone.
+    /// compressed point, its phone seen before; form 2), a new phone's point read alone, or a
+    /// PIN's check as the PIN's gate makes it (a wrong PIN: both hashes, the PIN's and its plus1
+    /// duress code's, as every check computes) with the hash at LOGN 11 (`pin set`'s), 10 or 12.
     enum CountKind: String, CaseIterable {
         case kc1, pass1, pass1Compressed = "pass1-compressed", pass2, point, pointCompressed = "point-compressed"
+        case pin, pinLogN10 = "pin-logn10", pinLogN12 = "pin-logn12"
+    }
+
+    /// A subject's line with a hash at `logN` (a fixed salt and key: the check's cost does not
+    /// depend on them) and the PIN checked against it.
+    static func pinEntry(logN: Int) -> PinsEntry {
+        PinsEntry(subject: "bench", hash: PINHash(logN: logN, r: PINHasher.r, p: PINHasher.p, salt: [UInt8](repeating: 7, count: 16),
+                                                  key: [UInt8](repeating: 9, count: 32)), line: 1)
+    }
+
+    /// One PIN's check, as PINGate makes it (`PINJudgement` with the scrypt of `PINGate.matches`).
+    static func checkPIN(_ entry: PinsEntry) -> PINResult {
+        PINJudgement.judge(PINDigits([5, 8, 2, 0]), entry, duress: .plus1) { PINGate.matches($0, $1) }
     }
 
     /// `--count KIND --iterations N`: only KIND's verification, N times after a first, with no
@@ -144,6 +164,9 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         case .point, .pointCompressed:
             let sec1 = try PassBench.point(kind == .point ? PassBench.form1 : PassBench.form1Compressed)
             for _ in 0...iterations { _ = try PublicKey(p256Point: sec1) }
+        case .pin, .pinLogN10, .pinLogN12:
+            let entry = pinEntry(logN: kind == .pin ? PINHasher.defaultLogN : kind == .pinLogN10 ? 10 : 12)
+            for _ in 0...iterations where checkPIN(entry) != .wrong { throw CryptoError("the bench's PIN was not judged wrong") }
         }
     }
 
@@ -226,10 +249,19 @@ MCowBQYDK2VwAyEA2VnyoS23a1nXdCROMN4SrfuKWLRl3dINA4+bIM3NewI=
         let on = idle(worker)
         worker.shutDown()
         let passes = try PassBench.run(iterations: iterations, median: median)
+        // A PIN's check: tens of milliseconds each, so fewer of them.
+        let entry = pinEntry(logN: PINHasher.defaultLogN)
+        var pinSamples: [Double] = []
+        for _ in 0..<max(5, iterations / 100) {
+            let t0 = monotonicNanoseconds()
+            guard checkPIN(entry) == .wrong else { throw CryptoError("the bench's PIN was not judged wrong") }
+            pinSamples.append(Double(monotonicNanoseconds() - t0) / 1e6)
+        }
         return Result(es256Us: esUs, ed25519Us: edUs, parseUs: median(parse), pretixUs: ticketUs, pretixParseUs: median(ticketParse),
                       idleFrameUsOff: off, idleFrameUsOn: on,
                       accessDecisionUs: accessUs, accessRulesUs: rulesUs, pass1Us: passes.form1Us, pass1CompressedUs: passes.form1CompressedUs,
-                      pass2Us: passes.form2Us, passPointUs: passes.pointUs, passCompressedPointUs: passes.compressedPointUs, iterations: iterations)
+                      pass2Us: passes.form2Us, passPointUs: passes.pointUs, passCompressedPointUs: passes.compressedPointUs,
+                      pinMs: median(pinSamples), iterations: iterations)
     }
 }
 

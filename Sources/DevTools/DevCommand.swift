@@ -24,10 +24,11 @@ public enum DevCommand {
                           the OSDP link's reply time to POLL at 9600 and 115200 baud, plaintext
                           and Secure Channel, on a pseudo-terminal (make bench-osdp)
       kiosk-dev credentials [--json] [--iterations N] [--count KIND]
-                          one credential's verification (ES256, Ed25519, passes) and an idle frame
-                          with credentials mode on and off (make bench-credentials); --count: only
-                          KIND's, N times, untimed (kc1, pass1, pass1-compressed, pass2, point,
-                          point-compressed: make bench-credentials-arm64 counts its instructions)
+                          one credential's verification (ES256, Ed25519, passes), a PIN's check and
+                          an idle frame with credentials mode on and off (make bench-credentials);
+                          --count: only KIND's, N times, untimed (kc1, pass1, pass1-compressed, pass2,
+                          point, point-compressed, pin, pin-logn10, pin-logn12: make
+                          bench-credentials-arm64 counts its instructions)
       kiosk-dev screens [--json] [--frames N] [--looks LIST]
                           what each attempt wins and costs on the drawn phone screens, and the
                           frames the frame loop takes to report them (make bench-screens)

@@ -35,7 +35,7 @@ public enum BrokerEvent: Equatable, Sendable {
 public final class BrokerLink: @unchecked Sendable {
     // Shared between the caller's threads, the spool thread and the MQTT thread: guarded by `shared`.
     let shared = Condition()
-    var inbox: [[UInt8]] = []
+    var inbox: [(payload: [UInt8], kind: Spool.Kind)] = []
     var scanIDs: ScanID
     var desiredState: KioskState?
     var pendingStats: String?

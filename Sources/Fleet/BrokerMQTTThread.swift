@@ -211,13 +211,14 @@ extension BrokerLink {
         guard let prefix = settings.discoveryPrefix else { return }
         let discovery = HomeAssistantDiscovery(prefix: prefix, clientID: settings.clientID, topics: settings.topics, version: settings.version,
                                                door: settings.door, tamper: settings.tamper, commands: settings.commands,
-                                               clock: settings.clock)
+                                               clock: settings.clock, duress: settings.duress)
         for m in discovery.messages { _ = publish(s, m.topic, Array(m.payload.utf8), qos: 1, retain: true) }
     }
 
     private func sendSpooled(_ s: OpaquePointer) {
         while inFlight.count < settings.window, let record = spool.first(from: nextToSend) {
-            guard let mid = publish(s, settings.topics.scan, record.payload, qos: 1, retain: false) else { return }
+            let topic = record.kind == .alarm ? settings.topics.alarm : settings.topics.scan
+            guard let mid = publish(s, topic, record.payload, qos: 1, retain: false) else { return }
             inFlight[mid] = record.sequence
             nextToSend = record.sequence + 1
             shared.lock_ { figures.published += 1 }

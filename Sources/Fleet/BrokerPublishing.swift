@@ -18,7 +18,7 @@ extension BrokerLink {
         let json = ScanMessage(id: id, symbology: symbology, bytes: bytes, timeMs: timeMs, frame: frame,
                                latencyMs: latencyMs, verdict: verdict, credential: credential).json
         shared.lock_ {
-            inbox.append(Array(json.utf8))
+            inbox.append((Array(json.utf8), .scan))
             shared.broadcast()
         }
         return id
@@ -67,6 +67,16 @@ extension BrokerLink {
 
     /// An alarm (`AlarmMessage.json`) on `<topic>/alarm`, QoS 1; kept in memory while away.
     public func publishAlarm(_ json: String) { queue(settings.topics.alarm, json) }
+
+    /// A duress alarm (`AlarmMessage.duress`) on `<topic>/alarm`, QoS 1, through the spool as the
+    /// scans go (interface.md 0.6): on disk before it is sent, so that a broker away, a crash or a
+    /// power cut loses no call for help.
+    public func publishSpooledAlarm(_ json: String) {
+        shared.lock_ {
+            inbox.append((Array(json.utf8), .alarm))
+            shared.broadcast()
+        }
+    }
 
     /// A command's answer (`FleetCommandsPolicy.resultJSON`) on `<topic>/command/result`, QoS 1.
     public func publishCommandResult(_ json: String) { queue(settings.topics.commandResult, json) }

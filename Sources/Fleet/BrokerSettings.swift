@@ -79,6 +79,8 @@ public struct BrokerSettings: Sendable {
     public var tamper = false
     /// Credentials mode: the clock's sensor (`clock` in `<topic>/state`).
     public var clock = false
+    /// A keypad with a duress code (credentials mode): the duress alarm's event entity.
+    public var duress = false
 
     public init(address: BrokerAddress, topics: FleetTopics, clientID: String, user: String? = nil,
                 password: BrokerPassword? = nil, caFile: String? = nil, discoveryPrefix: String? = "homeassistant",

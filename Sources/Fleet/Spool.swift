@@ -3,15 +3,17 @@ import Glibc
 import Platform
 import Policy
 
-/// The scan events that the broker has not yet acknowledged, oldest first, in memory and in a file
-/// (`<directory>/mqtt-spool`) that survives a crash, a SIGKILL or a power cut: each event is
-/// appended and fsynced before it is sent, and marked gone when the broker's PUBACK comes (or
-/// when the queue is full and it is the oldest: dropped, and counted).
+/// The scan events and duress alarms that the broker has not yet acknowledged, oldest first, in
+/// memory and in a file (`<directory>/mqtt-spool`) that survives a crash, a SIGKILL or a power cut:
+/// each event is appended and fsynced before it is sent, and marked gone when the broker's PUBACK
+/// comes (or when the queue is full and it is the oldest scan, else the oldest alarm: dropped, and
+/// counted; an alarm outlives the scans).
 ///
 /// The file is text, one record a line, so that an operator can read it (`cat`) and a torn last
 /// line after a crash is easy to tell from a whole one:
 ///
-///     S <sequence> <payload in base64>     an event
+///     S <sequence> <payload in base64>     a scan event (`<topic>/scan`)
+///     A <sequence> <payload in base64>     an alarm (`<topic>/alarm`: a duress code's)
 ///     X <sequence>                         that event is gone (acknowledged or dropped)
 ///
 /// A line without its newline (the write a crash cut short) or one that does not parse is
@@ -20,9 +22,16 @@ import Policy
 /// queue. Thread-safe (its own lock): the kiosk's spool writer appends, the MQTT thread reads and
 /// removes.
 public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
+    /// Where a record goes: `<topic>/scan` or `<topic>/alarm`.
+    public enum Kind: Equatable, Sendable {
+        case scan, alarm
+        var letter: String { self == .scan ? "S" : "A" }
+    }
+
     public struct Record: Equatable, Sendable {
         public let sequence: UInt64
         public let payload: [UInt8]
+        public var kind: Kind = .scan
     }
 
     public let path: String
@@ -66,23 +75,23 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
         lock.withLock { live.first { $0.sequence >= sequence } }
     }
 
-    /// Appends an event and fsyncs it; when the queue is full the oldest is dropped first.
-    /// Returns the new record and the one dropped for it, if any. A failed write is kept in
-    /// `writeError` and the event is kept in memory all the same (it is still sent).
+    /// Appends an event and fsyncs it; when the queue is full the oldest scan (else the oldest
+    /// alarm) is dropped first. Returns the new record and the one dropped for it, if any. A failed
+    /// write is kept in `writeError` and the event is kept in memory all the same (it is still sent).
     @discardableResult
-    public func append(_ payload: [UInt8]) -> (record: Record, dropped: Record?) {
+    public func append(_ payload: [UInt8], kind: Kind = .scan) -> (record: Record, dropped: Record?) {
         lock.withLock {
             var droppedRecord: Record?
             if live.count >= capacity {
-                droppedRecord = live.removeFirst()
+                droppedRecord = live.remove(at: live.firstIndex { $0.kind == .scan } ?? 0)
                 dropCount += 1
                 writeLine("X \(droppedRecord!.sequence)\n", sync: false)
                 goneLines += 1
             }
-            let record = Record(sequence: nextSequence, payload: payload)
+            let record = Record(sequence: nextSequence, payload: payload, kind: kind)
             nextSequence += 1
             live.append(record)
-            writeLine("S \(record.sequence) \(Base64.encode(payload))\n", sync: true)
+            writeLine("\(kind.letter) \(record.sequence) \(Base64.encode(payload))\n", sync: true)
             return (record, droppedRecord)
         }
     }
@@ -124,7 +133,7 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
             if n == 0 { break }
             bytes += buffer[0..<n]
         }
-        var byFile: [UInt64: [UInt8]] = [:]
+        var byFile: [UInt64: (payload: [UInt8], kind: Kind)] = [:]
         var order: [UInt64] = []
         var start = 0
         var maxSequence: UInt64 = 0
@@ -134,9 +143,10 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
             start = newline + 1
             let fields = line.split(separator: 0x20, omittingEmptySubsequences: false)
             guard fields.count >= 2, let sequence = UInt64(String(decoding: fields[1], as: UTF8.self)) else { ignored += 1; continue }
-            if fields[0].elementsEqual([UInt8(ascii: "S")]), fields.count == 3, let payload = Base64.decode(Array(fields[2])) {
+            let kind: Kind? = fields[0].elementsEqual([UInt8(ascii: "S")]) ? .scan : fields[0].elementsEqual([UInt8(ascii: "A")]) ? .alarm : nil
+            if let kind, fields.count == 3, let payload = Base64.decode(Array(fields[2])) {
                 if byFile[sequence] == nil { order.append(sequence) }
-                byFile[sequence] = payload
+                byFile[sequence] = (payload, kind)
                 maxSequence = max(maxSequence, sequence)
             } else if fields[0].elementsEqual([UInt8(ascii: "X")]), fields.count == 2 {
                 byFile[sequence] = nil
@@ -145,10 +155,10 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
                 ignored += 1
             }
         }
-        live = order.sorted().compactMap { s in byFile[s].map { Record(sequence: s, payload: $0) } }
-        if live.count > capacity {  // the queue was made smaller since
-            dropCount += live.count - capacity
-            live.removeFirst(live.count - capacity)
+        live = order.sorted().compactMap { s in byFile[s].map { Record(sequence: s, payload: $0.payload, kind: $0.kind) } }
+        while live.count > capacity {  // the queue was made smaller since
+            dropCount += 1
+            live.remove(at: live.firstIndex { $0.kind == .scan } ?? 0)
         }
         nextSequence = maxSequence + 1
     }
@@ -158,7 +168,7 @@ public final class Spool: @unchecked Sendable {  // all state guarded by `lock`
         let out = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard out >= 0 else { throw SpoolError("open \(temporary)", Errno.current) }
         var text: [UInt8] = []
-        for r in live { text += Array("S \(r.sequence) \(Base64.encode(r.payload))\n".utf8) }
+        for r in live { text += Array("\(r.kind.letter) \(r.sequence) \(Base64.encode(r.payload))\n".utf8) }
         do throws(Errno) { try Syscall.writeAll(out, text) } catch {
             close(out)
             unlink(temporary)

@@ -27,15 +27,24 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // its thread's s
         return String(cBuffer: err) + " (install \(KIOSK_EVDEV_PACKAGE))"
     }
 
-    /// Opens and grabs the device once, and lets it go: what `kiosk check` says of it (nil: fine).
-    public static func probe(_ path: String) -> String? {
+    /// What `kiosk doctor` found opening and grabbing the device for a moment.
+    public enum Probe: Equatable {
+        /// Opened and grabbed: its name, and whether it has digit keys.
+        case opened(name: String, digits: Bool)
+        /// Not opened or not grabbed: why, and the errno (EACCES: not in the input group; EBUSY:
+        /// another program, the kiosk service when it runs, holds it).
+        case failed(String, errno: Int32)
+    }
+
+    /// Opens and grabs the device once, and lets it go.
+    public static func probe(_ path: String) -> Probe {
         var error: Int32 = 0
         var err = [CChar](repeating: 0, count: 256)
         guard let dev = kiosk_evdev_open(path, &error, &err, err.count) else {
-            return String(cBuffer: err) + (error == EACCES ? " (the kiosk's user must be in the input group)" : "")
+            return .failed(String(cBuffer: err) + (error == EACCES ? " (the kiosk's user must be in the input group)" : ""), errno: error)
         }
         defer { kiosk_evdev_close(dev) }
-        return kiosk_evdev_has_keys(dev) == 1 ? nil : "\(path) (\(String(cString: kiosk_evdev_name(dev)))) has no digit keys"
+        return .opened(name: String(cString: kiosk_evdev_name(dev)), digits: kiosk_evdev_has_keys(dev) == 1)
     }
 
     public func start(_ listener: KeypadListener) { thread.start { [self] in run(listener) } }

@@ -85,6 +85,29 @@ final class SpoolTests: XCTestCase {
         XCTAssertEqual(smaller.dropped, 1)
     }
 
+    /// A duress alarm is spooled as an `A` line beside the scans' `S` lines, read back as an
+    /// alarm (its topic is `<topic>/alarm`), in order with them; a full queue drops the oldest
+    /// scan before any alarm, also when opened with a smaller queue.
+    func testAlarmsAreSpooledBesideScansAndOutliveThem() throws {
+        let spool = try Spool(directory: folder, capacity: 3)
+        spool.append(Array("scan-1".utf8))
+        spool.append(Array("alarm-2".utf8), kind: .alarm)
+        spool.append(Array("scan-3".utf8))
+        XCTAssertEqual(spool.append(Array("scan-4".utf8)).dropped?.sequence, 1, "the oldest scan")
+        XCTAssertEqual(spool.append(Array("alarm-5".utf8), kind: .alarm).dropped?.sequence, 3, "a scan, not the older alarm")
+        XCTAssertEqual(spool.append(Array("scan-6".utf8)).dropped?.sequence, 4)
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertTrue(text.contains("A 2 \(Base64.encode(Array("alarm-2".utf8)))\n"), text)
+        let again = try Spool(directory: folder, capacity: 3)
+        XCTAssertEqual(payloads(again), ["alarm-2", "alarm-5", "scan-6"])
+        XCTAssertEqual(again.records.map(\.kind), [.alarm, .alarm, .scan])
+        // Opened with a queue of two: the scan goes, both alarms stay; with one, the older alarm goes.
+        XCTAssertEqual(payloads(try Spool(directory: folder, capacity: 2)), ["alarm-2", "alarm-5"])
+        XCTAssertEqual(payloads(try Spool(directory: folder, capacity: 1)), ["alarm-5"])
+        let compacted = try String(contentsOfFile: file, encoding: .utf8)
+        XCTAssertEqual(compacted, "A 5 \(Base64.encode(Array("alarm-5".utf8)))\n", "written back as an alarm")
+    }
+
     func testTheFileDoesNotGrowWithAcknowledgedEvents() throws {
         let spool = try Spool(directory: folder, capacity: 100)
         let payload = [UInt8](repeating: 0x41, count: 200)

@@ -21,6 +21,9 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
     private var resultList: [String] = []
     func publishDoor(_ state: String) { lock.withLock { doorList.append(state) } }
     func publishAlarm(_ json: String) { lock.withLock { alarmList.append(json) } }
+    private var spooledAlarmList: [String] = []
+    func publishSpooledAlarm(_ json: String) { lock.withLock { spooledAlarmList.append(json) } }
+    var spooledAlarms: [String] { lock.withLock { spooledAlarmList } }
     func publishCommandResult(_ json: String) { lock.withLock { resultList.append(json) } }
     private var modeList: [String] = []
     func publishMode(_ json: String) { lock.withLock { modeList.append(json) } }
@@ -36,6 +39,17 @@ final class RecordingFleetLink: FleetLink, @unchecked Sendable {  // guarded by 
 
 final class FleetReporterTests: XCTestCase {
     final class WallClock: @unchecked Sendable { var ms: Int64 = 1_700_000_000_000 }
+
+    /// A duress code's alarm goes through the spool (kept on disk while the broker is away); the
+    /// door's alarms through the link's outbox.
+    func testTheDuressAlarmIsSpooledAndTheDoorsAlarmsAreNot() {
+        let link = RecordingFleetLink(), wall = WallClock()
+        let fleet = FleetReporter(link: link, torchOn: nil) { wall.ms }
+        fleet.duress(subject: "alice")
+        fleet.alarm("door_forced", state: nil)
+        XCTAssertEqual(link.spooledAlarms, [AlarmMessage.duress(subject: "alice", timeMs: wall.ms)])
+        XCTAssertEqual(link.alarms, [AlarmMessage.json(event: "door_forced", state: nil, timeMs: wall.ms)])
+    }
 
     func testWithoutVerdictsEachCodeGoesAtOnceWithItsReportTime() {
         let link = RecordingFleetLink(), wall = WallClock()

@@ -191,6 +191,66 @@ final class KeypadEndToEndTests: XCTestCase {
         }
     }
 
+    /// The duress alarm goes through the spool on disk as the scans do (interface.md 0.6): the
+    /// broker away, a duress code opens, the alarm is on disk (an `A` line) and the kiosk is killed
+    /// (SIGKILL); the broker back and the kiosk restarted on the same state folder, the alarm
+    /// arrives. It came at QoS 1: published while its subscriber's session was away, the broker
+    /// kept it for that session (QoS 0 it would not), and it is not retained.
+    func testADuressAlarmOutlivesTheBrokerAwayAndAKilledKiosk() throws {
+        try pinSet("alice", pin)
+        let alice = try mint("alice")
+        let broker = try MosquittoBroker()
+        let topic = "kd-\(UUID().uuidString.prefix(6))/door-1"
+        let state = folder + "/state"
+        /// The spool's live alarms (`A` lines no `X` line marks gone).
+        func spooledAlarms() -> Int {
+            guard let text = try? String(contentsOfFile: state + "/mqtt-spool", encoding: .utf8) else { return 0 }
+            var live = Set<Substring>()
+            for f in text.split(separator: "\n").map({ $0.split(separator: " ") }) where f.count >= 2 {
+                if f[0] == "A" { live.insert(f[1]) } else if f[0] == "X" { live.remove(f[1]) }
+            }
+            return live.count
+        }
+        let replay = try FleetEndToEndTests.FifoReplay(folder + "/replay", count: 4)
+        let kiosk = try Kiosk(env: env(broker, topic).merging(["KIOSK_CAMERA": "replay:" + replay.path]) { _, b in b }, stdin: true)
+        defer { if kiosk.process.isRunning { kiosk.kill9() } }
+        XCTAssertTrue(kiosk.waitFor("mqtt_connected"), kiosk.text)
+        XCTAssertTrue(kiosk.waitFor("keypad"), kiosk.text)
+        kiosk.say("\(Self.d0) 1")
+        kiosk.say("\(Self.d1) 1")
+        broker.stop()
+        XCTAssertTrue(kiosk.waitFor("mqtt_disconnected"), kiosk.text)
+        replay.feed(try FleetEndToEndTests.frame(Array(alice.utf8)))
+        let deadline = Date().addingTimeInterval(20)
+        while !kiosk.lines.contains(where: { $0["event"] == "beep" && $0["for"] == "pin" }), Date() < deadline { usleep(20_000) }
+        type(duressPIN, on: kiosk)
+        XCTAssertTrue(kiosk.waitFor("duress"), kiosk.text)
+        XCTAssertEqual(kiosk.of("verdict").first?["result"], "granted", kiosk.text)
+        XCTAssertEventually("the alarm on disk", within: 10) { spooledAlarms() == 1 }
+        kiosk.kill9()
+        XCTAssertEqual(kiosk.wait(), -SIGKILL)
+
+        // The broker back; a session that will be away when the alarm comes.
+        try broker.start()
+        let session = "duress-\(UUID().uuidString.prefix(6))"
+        try MosquittoSubscriber(broker: broker, topic: topic + "/alarm", persistentID: session).stop()
+        let again = try FleetEndToEndTests.FifoReplay(folder + "/replay2", count: 1)
+        let second = try Kiosk(env: env(broker, topic).merging(["KIOSK_CAMERA": "replay:" + again.path]) { _, b in b }, stdin: true)
+        defer { if second.process.isRunning { second.kill9() } }
+        XCTAssertTrue(second.waitFor("mqtt_connected"), second.text)
+        XCTAssertEventually("the broker acknowledged the alarm", within: 20) { spooledAlarms() == 0 }
+        let back = try MosquittoSubscriber(broker: broker, topic: topic + "/alarm", persistentID: session)
+        let got = back.waitFor { !$0.filter { $0.topic == topic + "/alarm" }.isEmpty }.filter { $0.topic == topic + "/alarm" }
+        XCTAssertEqual(got.count, 1, "\(got)")
+        XCTAssertEqual(got.first?.retained, false)
+        let alarm = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(got.first?.payload ?? [])) as? [String: String])
+        XCTAssertEqual(alarm["type"], "duress")
+        XCTAssertEqual(alarm["subject"], "alice")
+        XCTAssertFalse(got.first!.text.contains(pin) || got.first!.text.contains(duressPIN))
+        again.feed(try FleetEndToEndTests.frame(nil))
+        XCTAssertEqual(second.wait(), 0, second.text)
+    }
+
     /// Without a keypad present, a credential that needs a PIN is denied `pin required` at once;
     /// one that does not opens.
     func testNoKeypadDeniesWhoNeedsAPINAndOpensForTheOthers() throws {

@@ -127,6 +127,33 @@ final class SiteBundleEndToEndTests: XCTestCase {
         XCTAssertEqual(tampered.reasons, ["valid"], "the configured (empty) list: " + tampered.stderr)
     }
 
+    /// A bundle's `pins` (issue 54), written by `issue-credential pin set` in the site folder and
+    /// signed by the site's tool: the kiosk keeps it 0600 and uses it in place of KIOSK_PINS_FILE
+    /// (without a keypad, alice, listed, is denied `pin required`; bob is not listed and opens), and
+    /// `check` says where it is read and what it holds, never a hash.
+    func testABundleCarriesThePinsFile() throws {
+        let dir = folder + "/site-pins"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: python)
+        p.arguments = [Checkout.root.appendingPathComponent("deploy/examples/issue-credential").path, "pin", "set", "--subject", "alice", "--file", dir + "/pins"]
+        XCTAssertEqual(try Child.run(p, input: Data("4711\n".utf8)).status, 0)
+        let b = dir + ".cose"
+        try site(["sign", "--key", folder + "/site.key", "--folder", dir, "--version", "3", "--out", b])
+        let run = try KioskProcess.run(["run"], env: env(["KIOSK_CAMERA": "replay:" + (try replay([try mint("alice"), try mint("bob")])), "KIOSK_BUNDLE_FILE": b,
+                                                          "KIOSK_PINS_FILE": folder + "/no-pins"]))
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.of("bundle").first?["result"], "applied", run.stderr)
+        XCTAssertEqual(run.of("verdict").map { "\($0["credential"] ?? ""):\($0["reason"] ?? "")" }, ["alice:pin required", "bob:valid"], run.stderr)
+        let kept = try FileManager.default.attributesOfItem(atPath: state + "/bundles/v3/pins")
+        XCTAssertEqual(kept[.posixPermissions] as? Int, 0o600)
+        let check = try KioskProcess.run(["check"], env: env(["KIOSK_PINS_FILE": folder + "/no-pins"]))
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertTrue(check.stdout.contains("pins: \(state)/bundles/v3/pins (bundle v3)"), check.stdout)
+        XCTAssertTrue(check.stdout.contains("# pins: \(state)/bundles/v3/pins: 1 subject(s), 0 with a duress= hash; mode 0600"), check.stdout)
+        XCTAssertFalse(check.stdout.contains("scrypt$") || run.stderr.contains("scrypt$") || run.stderr.contains("4711"))
+    }
+
     /// Each bad bundle refused with its reason, and nothing changed: the bundle in force stays,
     /// its folder the only one kept, the badge it revokes still denied.
     func testEachBadBundleIsRefusedWithItsReasonAndChangesNothing() throws {

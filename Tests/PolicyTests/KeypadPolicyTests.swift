@@ -51,6 +51,29 @@ final class KeypadPolicyTests: XCTestCase {
         XCTAssertFalse(p.receiving)
     }
 
+    /// Hostile lines (as FuzzKeypad drives them): a burst of noise longer than any key is refused
+    /// with the bits kept (64), edges back up or repeated at one instant are no bits, and the
+    /// key after the noise reads as itself.
+    func testNoiseIsRefusedAndTheNextKeyStillReads() {
+        var p = WiegandKeypadPolicy()
+        var t: UInt64 = 7 * s
+        var out: [WiegandKeypadPolicy.Burst] = []
+        for i in 0..<100 {
+            if let b = p.edge(one: i % 3 == 0, level: 0, atNs: t) { out.append(b) }
+            XCTAssertNil(p.edge(one: i % 3 == 0, level: 1, atNs: t))  // back up at the same instant
+            t += 1_000_000
+        }
+        t += 30_000_000
+        for bit in WiegandKeypadPolicy.bits(of: .digit(9), width: 8) {
+            if let b = p.edge(one: bit, level: 0, atNs: t) { out.append(b) }
+            t += 2_000_000
+        }
+        if let b = p.check(atNs: t + WiegandKeypadPolicy.defaultGapNs) { out.append(b) }
+        XCTAssertEqual(out, [.refused(bits: WiegandKeypadPolicy.maxBits), .key(.digit(9))])
+        XCTAssertEqual("\(out[0])", "refused 64 bits")
+        XCTAssertEqual("\(out[1])", "key", "a key's burst says no digit")
+    }
+
     func testEvdevCodes() {
         XCTAssertEqual(KeypadKey(evdevCode: 2), .digit(1))
         XCTAssertEqual(KeypadKey(evdevCode: 11), .digit(0))
@@ -187,6 +210,40 @@ final class KeypadPolicyTests: XCTestCase {
         fails("a scrypt$13$8$1$AAAAAAAAAAA=$AAAAAAAAAAAAAAAAAAAAAA\n", line: 1, "padding")
         fails("a bcrypt$13$8$1$AAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAA\n", line: 1, "another hash")
         fails("a scrypt$013$8$1$AAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAA\n", line: 1, "a leading zero")
+    }
+
+    /// Hostile and foreign files (found reading the pins file as FuzzPins does): a file saved
+    /// on Windows (CRLF; Swift's "\r\n" is one character, and the file was one line that did not
+    /// read), and a subject ending in a scalar that joins the space after it into one character
+    /// (U+0600 and a space: the line's words did not part, a file written back from its entries
+    /// did not read). Lines and words are cut on scalars; each line's number is still right.
+    func testPinsFileOnScalarsNotCharacters() throws {
+        let h = "scrypt$11$8$1$" + Base64URL.encode(Array(repeating: 3, count: 16)) + "$" + Base64URL.encode(Array(repeating: 4, count: 32))
+        let windows = try PinsFile.parse("# saved on Windows\r\nalice \(h)\r\nbob\t\(h) duress=\(h)\r\n")
+        XCTAssertEqual(windows.count, 2)
+        XCTAssertEqual(windows.entry(for: "bob")?.line, 3)
+        XCTAssertNotNil(windows.entry(for: "bob")?.duress)
+        XCTAssertThrowsError(try PinsFile.parse("alice \(h)\r\nbob\r\n")) { XCTAssertEqual(($0 as? PinsFileError)?.line, 2) }
+        // U+0600 is a prefix scalar: with the space after it, one character.
+        let joined = try PinsFile.parse("x\u{600}\t\(h)\n")
+        XCTAssertEqual(joined.entry(for: "x\u{600}")?.hash.logN, 11)
+        XCTAssertEqual(try PinsFile.parse("x\u{600} \(h)\n"), joined, "the same file with a space")
+        // A comment is a line whose first scalar is `#`, a combining mark after it or not.
+        XCTAssertEqual(try PinsFile.parse("#\u{301} not a subject \(h)\n").count, 0)
+        // A `$` with a combining mark after it is still a `$` to the hash's reader: refused all the same.
+        XCTAssertNil(PINHash("scrypt$11$\u{301}8$1$" + Base64URL.encode(Array(repeating: 3, count: 16)) + "$" + Base64URL.encode(Array(repeating: 4, count: 32))))
+        XCTAssertEqual(PINHash(h)?.text, h)
+    }
+
+    /// The pins file is kept like a key: others read nothing, the group writes nothing, root or
+    /// the kiosk's user owns it.
+    func testPinsFileKeeping() {
+        XCTAssertNil(PinsFileKeeping.problem(mode: 0o600, owner: "root"))
+        XCTAssertNil(PinsFileKeeping.problem(mode: 0o640, owner: "kiosk"))
+        XCTAssertEqual(PinsFileKeeping.problem(mode: 0o644, owner: "root"), "others may read it (mode 0644): chmod o-rwx")
+        XCTAssertEqual(PinsFileKeeping.problem(mode: 0o660, owner: "root"), "its group may write it (mode 0660): chmod g-w")
+        XCTAssertEqual(PinsFileKeeping.problem(mode: 0o600, owner: "pi"), "it belongs to pi: chown root:kiosk")
+        XCTAssertEqual(PinsFileKeeping.problem(mode: 0o666, owner: "pi")?.split(separator: ";").count, 3)
     }
 
     func testKeypadSetting() {

@@ -27,8 +27,12 @@
 #
 # --credentials (`make bench-credentials-arm64`): instead of frames, one credential's verification
 # (`kiosk-dev credentials --count KIND`: a KC1 credential, a pass of each form, a new phone's
-# point), counted as (the count of 250 - the count of 50) / 200, with the ratios to a KC1's;
-# then `kiosk-dev credentials` timed under qemu (indicative only). --dev PATH: an arm64 kiosk-dev
+# point), counted as (the count of 250 - the count of 50) / 200, with the ratios to a KC1's; and a
+# PIN's check as the PIN's gate makes it (two scrypt hashes, the PIN's and its duress code's, in
+# OpenSSL's libcrypto: `--count pin`, LOGN 11 as `pin set` writes, and LOGN 10 and 12), counted as
+# (the count of 13 - the count of 3) / 10, with the milliseconds it would take a Pi 4 core (A72 at
+# 1.5 GHz) at IPC 1.0 and, scrypt's 2 MiB being twice the A72's L2, at a pessimistic 0.5; then
+# `kiosk-dev credentials` timed under qemu (indicative only). --dev PATH: an arm64 kiosk-dev
 # already built, in place of harness/arm64/build.sh --dev's.
 #
 # --speech (`make bench-arm64 BENCH_ARGS=--speech`): saying a phrase as the speaker does after a
@@ -128,11 +132,11 @@ if [ $CREDENTIALS = 1 ]; then
   W=$(mktemp -d "${TMPDIR:-/tmp}/kiosk-bench-arm64.XXXXXX")
   trap 'rm -rf "$W"' EXIT
   export SWIFT_DETERMINISTIC_HASHING=1   # the same work in every run (qemu-user passes it on)
-  per() {  # per KIND: one verification's instructions
-    local a b
-    a=$(count "$W/n50" "$DEV" credentials --count "$1" --iterations 50) && [ -n "$a" ] || return 1
-    b=$(count "$W/n250" "$DEV" credentials --count "$1" --iterations 250) && [ -n "$b" ] || return 1
-    echo $(( (b - a) / 200 ))
+  per() {  # per KIND [FEW MANY]: one verification's instructions
+    local a b few=${2:-50} many=${3:-250}
+    a=$(count "$W/n$few" "$DEV" credentials --count "$1" --iterations "$few") && [ -n "$a" ] || return 1
+    b=$(count "$W/n$many" "$DEV" credentials --count "$1" --iterations "$many") && [ -n "$b" ] || return 1
+    echo $(( (b - a) / (many - few) ))
   }
   : >"$CACHE/credentials.txt"
   for run in $(seq 1 "$RUNS"); do
@@ -144,10 +148,20 @@ if [ $CREDENTIALS = 1 ]; then
     echo "$line" | awk '{
       printf "run %d, instructions a verification: KC1 (ES256) %d; pass form 1 %d (%.2fx), a new phone + its point %d = %.2fx, compressed: %d + %d = %.2fx; form 2 %d (%.2fx)\n",
         $1, $2, $3, $3 / $2, $6, ($3 + $6) / $2, $4, $7, ($4 + $7) / $2, $5, $5 / $2 }' | tee -a "$CACHE/credentials.txt"
+    line=$run
+    for kind in pin-logn10 pin pin-logn12; do
+      n=$(per "$kind" 3 13) || die "kiosk-dev credentials --count $kind failed under qemu-aarch64"
+      line="$line $n"
+    done
+    # A Pi 4 core's milliseconds: instructions / (IPC x 1.5e9) x 1000. Estimates, not measurements.
+    echo "$line" | awk '{
+      printf "run %d, instructions a PIN check (two scrypt hashes, r 8, p 1): LOGN 10 %d, LOGN 11 %d, LOGN 12 %d; a Pi 4 core (A72 1.5 GHz) at IPC 1.0: %.1f, %.1f, %.1f ms; at IPC 0.5: %.1f, %.1f, %.1f ms\n",
+        $1, $2, $3, $4, $2 / 1.5e6, $3 / 1.5e6, $4 / 1.5e6, $2 / 0.75e6, $3 / 0.75e6, $4 / 0.75e6 }' | tee -a "$CACHE/credentials.txt"
   done
   say "timed under qemu-user (indicative only: emulation weighs code unevenly):"
   timed=$("${QEMU[@]}" "$DEV" credentials --iterations 300) || die "kiosk-dev credentials failed under qemu-aarch64"
   echo "$timed" | sed -n '2,7p' | tee -a "$CACHE/credentials.txt"
+  echo "$timed" | grep -A1 "PIN's check" | tee -a "$CACHE/credentials.txt"
   exit 0
 fi
 

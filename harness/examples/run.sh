@@ -245,6 +245,29 @@ else
     pass "sign makes a bundle that verifies with the site's public key: version 8, its two files"; else fail "sign" "$out $got"; fi
   "$py" "$S" keygen --key "$s/rogue.key" --public "$s/rogue.pem" >/dev/null 2>&1
   if "$py" "$S" show --file "$s/b.cose" --public "$s/rogue.pem" >/dev/null 2>&1; then fail "a bundle verified with another key"; else pass "show refuses a bundle under another key"; fi
+  # The PINs' hashes travel as `pins` (issue 54): pin set writes them 0600 in the site folder, the
+  # bundle carries the file's bytes whole, and Python's hashlib.scrypt finds the PIN in the hash
+  # the verified bundle carries; a pins file others may read is refused before signing.
+  if printf '4711\n' | "$py" "$examples/issue-credential" pin set --subject alice --file "$s/folder/pins" >/dev/null 2>&1 \
+     && out=$("$py" "$S" sign --key "$s/site.key" --folder "$s/folder" --version 10 --out "$s/p.cose" 2>&1) \
+     && got=$("$py" "$S" show --file "$s/p.cose" --public "$s/site.pem" 2>&1) && [[ "$got" == *"verified"*"pins: "*" bytes"* ]] \
+     && "$py" - "$s/p.cose" "$s/folder/pins" <<'PY' 2>&1; then
+import base64, hashlib, sys, cbor2
+from pycose.messages import Sign1Message
+files = cbor2.loads(Sign1Message.decode(open(sys.argv[1], "rb").read()).payload)["files"]
+assert files["pins"] == open(sys.argv[2], "rb").read(), "the bundle's pins are the file's bytes"
+subject, h = files["pins"].decode().split()
+_, logn, r, p, salt, key = h.split("$")
+b = lambda t: base64.urlsafe_b64decode(t + "=" * (-len(t) % 4))
+k = hashlib.scrypt(b"4711", salt=b(salt), n=1 << int(logn), r=int(r), p=int(p), dklen=len(b(key)), maxmem=1 << 28)
+assert subject == "alice" and k == b(key), "hashlib.scrypt finds the PIN"
+assert "4711" not in files["pins"].decode(), "no PIN in the bundle"
+PY
+    pass "a bundle carries pins: pin set's file whole, its hash found by hashlib.scrypt"; else fail "pins in a bundle" "$out $got"; fi
+  chmod 644 "$s/folder/pins"
+  if out=$("$py" "$S" sign --key "$s/site.key" --folder "$s/folder" --version 11 --out "$s/q.cose" 2>&1); then fail "a pins file others may read was signed"
+  elif [[ "$out" == *"others may read it (mode 644): chmod 600"* ]] && [ ! -e "$s/q.cose" ]; then pass "a pins file others may read is refused before signing"; else fail "pins mode" "$out"; fi
+  rm "$s/folder/pins"
   touch "$s/folder/trust/.hidden.pem"
   if out=$("$py" "$S" sign --key "$s/site.key" --folder "$s/folder" --version 9 --out "$s/c.cose" 2>&1); then fail "a hidden key file was signed"
   elif [[ "$out" == *"not a name a bundle carries"* ]] && [ ! -e "$s/c.cose" ]; then pass "a name a kiosk would refuse is refused before signing"; else fail "bad name" "$out"; fi

@@ -2,7 +2,7 @@
 /// Home Assistant's MQTT discovery for one kiosk (`KIOSK_MQTT_DISCOVERY`, default prefix
 /// `homeassistant`): retained config messages on `<prefix>/<component>/<node_id>/<object_id>/config`
 /// that make the kiosk a device with a tag scanner and an event entity for its scans, and sensors
-/// for its torch, its camera and its frame rate. Published on every connection and again when Home
+/// for its torch, its camera and its frame rate (and the door's entities, the duress alarm's event). Published on every connection and again when Home
 /// Assistant says `online` on `<prefix>/status` (it forgets what it was told when it restarts
 /// without a retained copy).
 public struct HomeAssistantDiscovery: Equatable, Sendable {
@@ -20,10 +20,13 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
     public var commands: Bool
     /// In credentials mode, a sensor for the clock's source (`clock` in `<topic>/state`).
     public var clock: Bool
+    /// With a keypad and a duress code (credentials mode): an event entity for the duress alarm.
+    public var duress: Bool
 
     public init(prefix: String, clientID: String, topics: FleetTopics, version: String, door: Bool = false, tamper: Bool = false,
-                commands: Bool = false, clock: Bool = false) {
+                commands: Bool = false, clock: Bool = false, duress: Bool = false) {
         self.commands = commands
+        self.duress = duress
         self.clock = clock
         self.prefix = prefix
         self.nodeID = FleetTopics.topicLevel(clientID)
@@ -88,6 +91,15 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
             doorEntities.append(entity("sensor", "clock", "\"name\":\"Clock\",\"state_topic\":\(q(topics.state)),"
                 + "\"value_template\":\(q("{{ value_json.clock }}")),\"device_class\":\"enum\",\"options\":[\"ntp\",\"rtc\",\"none\",\"behind\"],"
                 + "\"icon\":\"mdi:clock-check-outline\",\"entity_category\":\"diagnostic\""))
+        }
+        if duress {
+            // Home Assistant's MQTT event takes a JSON object with `event_type` (one of
+            // `event_types`) and fires nothing for an empty rendering: the duress alarm becomes
+            // `duress` with its subject and time, the door's other alarms on the topic nothing.
+            let fire = "{{ {'event_type': 'duress', 'subject': value_json.subject, 'time': value_json.time} | tojson "
+                + "if value_json.type is defined and value_json.type == 'duress' else '' }}"
+            doorEntities.append(entity("event", "duress", "\"name\":\"Duress\",\"state_topic\":\(q(topics.alarm)),"
+                + "\"event_types\":[\"duress\"],\"value_template\":\(q(fire)),\"icon\":\"mdi:alarm-light\""))
         }
         return [
             tag,

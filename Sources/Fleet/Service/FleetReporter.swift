@@ -22,6 +22,8 @@ public protocol FleetLink: AnyObject, Sendable {
     func publishDoor(_ state: String)
     /// An `AlarmMessage.json` on `<topic>/alarm`.
     func publishAlarm(_ json: String)
+    /// An alarm on `<topic>/alarm` through the spool on disk (a duress code's: never lost).
+    func publishSpooledAlarm(_ json: String)
     /// A `FleetCommandsPolicy.resultJSON` on `<topic>/command/result`.
     func publishCommandResult(_ json: String)
     /// The door's mode (`ModeMessage.json`) on `<topic>/mode`, retained.
@@ -113,7 +115,7 @@ public final class FleetReporter: DoorFleet, @unchecked Sendable {  // `waiting`
     public func tamper(_ active: Bool) { change { $0.tamper = active } }
     /// A duress code opened the door: `{"type":"duress","subject","time"}` on `<topic>/alarm`.
     public func duress(subject: String) {
-        link.publishAlarm(AlarmMessage.duress(subject: subject, timeMs: wallClockMs()))
+        link.publishSpooledAlarm(AlarmMessage.duress(subject: subject, timeMs: wallClockMs()))
     }
     /// The clock's source (`ntp`, `rtc`, `none`) or `behind`.
     public func clock(_ state: String) { change { $0.clock = state } }

@@ -19,6 +19,7 @@ final class BrokerFleetLink: FleetLink {
     func publishStats(_ json: String) { link.publishStats(json) }
     func publishDoor(_ state: String) { link.publishDoor(state) }
     func publishAlarm(_ json: String) { link.publishAlarm(json) }
+    func publishSpooledAlarm(_ json: String) { link.publishSpooledAlarm(json) }
     func publishCommandResult(_ json: String) { link.publishCommandResult(json) }
     func publishMode(_ json: String) { link.publishMode(json) }
 
@@ -72,7 +73,7 @@ extension FleetSetup {
             a.logger.info("mqtt_spool", ["file": .text(spool.path), "queued": .int(spool.count), "torn_lines": .int(spool.ignoredLines)])
             if spool.ignoredLines > 0 {
                 a.logger.warning("state_damaged", ["file": .text(spool.path),
-                                                   "did": .text("kept \(spool.count) queued scan events, skipped \(spool.ignoredLines) torn line(s)")])
+                                                   "did": .text("kept \(spool.count) queued events (scans and duress alarms), skipped \(spool.ignoredLines) torn line(s)")])
             }
         }
         return spool
@@ -145,6 +146,7 @@ public enum FleetSetup {
         settings.door = c.doorContactLine != nil
         settings.tamper = c.tamperLine != nil
         settings.clock = c.verdict == .credentials
+        settings.duress = c.verdict == .credentials && !c.isOSDP && c.keypad != nil && c.duressCode != .off
         return .success(settings)
     }
 

@@ -22,7 +22,8 @@ public struct PINHash: Equatable, Sendable {
     }
 
     public init?<S: StringProtocol>(_ text: S) {
-        let f = String(text).split(separator: "$", omittingEmptySubsequences: false)
+        // Split on the scalar `$`, not on characters: a `$` a combining mark follows is still one.
+        let f = String(text).unicodeScalars.split(separator: "$", omittingEmptySubsequences: false).map { Substring($0) }
         guard f.count == 6, f[0] == "scrypt",
               let logN = PINHash.small(f[1]), PINHash.logNRange.contains(logN),
               let r = PINHash.small(f[2]), PINHash.rRange.contains(r),
@@ -60,7 +61,9 @@ public struct PinsFileError: Error, Equatable, Sendable, CustomStringConvertible
 }
 
 /// The pins file (`KIOSK_PINS_FILE`, interface.md 0.6): `SUBJECT HASH [duress=HASH]` a line, `#`
-/// comments and blank lines; read whole or not at all.
+/// comments and blank lines; read whole or not at all. Lines and words are cut on Unicode scalars,
+/// not characters: Swift's `"\r\n"` is one character (a file saved on Windows would be one line),
+/// and a space after some scalars (U+0600) joins them into one character (the words would not part).
 public struct PinsFile: Equatable, Sendable {
     public static let maxBytes = 1 << 20
     public static let maxSubjectBytes = 200
@@ -75,10 +78,10 @@ public struct PinsFile: Equatable, Sendable {
         guard text.utf8.count <= maxBytes else { throw PinsFileError(line: 0, reason: "a file of at most \(maxBytes) bytes") }
         var file = PinsFile()
         var number = 0
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        for raw in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
             number += 1
-            let words = raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" })
-            guard let first = words.first, !first.hasPrefix("#") else { continue }
+            let words = raw.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map { Substring($0) }
+            guard let first = words.first, first.unicodeScalars.first != "#" else { continue }
             func fail(_ why: String) -> PinsFileError { PinsFileError(line: number, reason: why) }
             guard (2...3).contains(words.count) else { throw fail("expected SUBJECT HASH [duress=HASH]") }
             let subject = String(first)
@@ -97,5 +100,20 @@ public struct PinsFile: Equatable, Sendable {
             file.entries[subject] = PinsEntry(subject: subject, hash: hash, duress: duress, line: number)
         }
         return file
+    }
+}
+
+/// How the pins file is kept (interface.md 0.6): its hashes can be guessed offline with time, so
+/// it is kept like a key: read by its owner and the kiosk's group only, written by its owner only,
+/// and that owner root or the kiosk's user (`pin set` writes it 0600).
+public enum PinsFileKeeping {
+    /// What is wrong with a file of `mode` (its permission bits) owned by `owner`; nil: nothing.
+    public static func problem(mode: UInt32, owner: String) -> String? {
+        var problems: [String] = []
+        let octal = "0" + String(mode & 0o777, radix: 8)
+        if mode & 0o007 != 0 { problems.append("others may read it (mode \(octal)): chmod o-rwx") }
+        if mode & 0o020 != 0 { problems.append("its group may write it (mode \(octal)): chmod g-w") }
+        if owner != "root" && owner != "kiosk" { problems.append("it belongs to \(owner): chown root:kiosk") }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }
 }

@@ -204,7 +204,7 @@ public final class PINGate: KeypadListener, @unchecked Sendable {  // `pins`, `r
     }
 
     /// Whether `pin` is `hash`'s: scrypt with its parameters, compared in constant time.
-    static func matches(_ pin: PINDigits, _ hash: PINHash) -> Bool {
+    public static func matches(_ pin: PINDigits, _ hash: PINHash) -> Bool {
         guard let key = try? Crypto.scrypt(password: pin.ascii, salt: hash.salt, logN: hash.logN, r: hash.r, p: hash.p,
                                            length: hash.key.count) else { return false }
         return (try? Crypto.equalInConstantTime(key, hash.key)) == true
