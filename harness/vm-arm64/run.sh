@@ -30,7 +30,7 @@ VMDIR=$REPO/harness/vm
 . "$VMDIR/modules.sh"
 CACHE=${KIOSK_VM_ARM64_CACHE:-$REPO/.cache/vm-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-600}   # the test boot, from QEMU's start to the guest's verdict
+TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-900}   # the test run (its boots: the setup group reboots 3 times), from QEMU's start to the guest's verdict
 BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the checks' first line
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
@@ -245,6 +245,9 @@ fi
 
 # qemu_boot LOG DRIVE...: the emulated Pi (Cortex-A72, 2 cores, 2 GB) in the background, its
 # console to LOG; each DRIVE ("file=...,format=...") a virtio disk, /dev/vda first.
+# NO_REBOOT: -no-reboot (a reboot ends QEMU), or empty for the test run, whose guest reboots
+# (the setup group's stages, harness/vm-arm64/setup.sh).
+NO_REBOOT=-no-reboot
 qemu_boot() {
   local log=$1; shift
   local drives=() d
@@ -252,7 +255,7 @@ qemu_boot() {
   qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$SMP" -m 2048 -accel tcg,thread=multi \
     -kernel "$VMLINUZ" -initrd "$INITRD" \
     -append "console=ttyAMA0 rdinit=/init quiet loglevel=3 systemd.show_status=error $BOOT_APPEND" \
-    "${drives[@]}" -nic none -display none -serial "file:$log" -monitor none -no-reboot -nodefaults &
+    "${drives[@]}" -nic none -display none -serial "file:$log" -monitor none $NO_REBOOT -nodefaults &
   QPID=$!
 }
 # qemu_wait SECONDS: wait for QEMU to end (killed after SECONDS); QSTATUS, 124 when timed out.
@@ -311,6 +314,7 @@ mkdir -p "$W/lc"
   >"$W/lc/build.log" 2>&1 || { cat "$W/lc/build.log"; die "the libcamera plugin did not cross-build"; }
 [ "$(LC_ALL=C readelf -h "$W/lc/kiosk-libcamera.so" | sed -n 's/^ *Machine: *//p')" = AArch64 ] || die "the plugin is not an arm64 library"
 cp "$W/lc/kiosk-libcamera.so" "$PL/"
+. "$HERE/setup-payload.sh"   # group 12: setup by a signed code
 mke2fs -q -t ext4 -L kiosk-payload -d "$PL" "$W/payload.img" 256M || die "mke2fs of the payload failed"
 stamp "payload: $(basename "$DEB"), $(ls "$PL/frames" | wc -l) frames, the plugin (arm64, $(du -k "$PL/kiosk-libcamera.so" | cut -f1) kB)"
 
@@ -319,7 +323,7 @@ qemu-img create -q -f qcow2 -b "$IMG" -F raw "$W/root.qcow2"
 LOG=$CACHE/last-run.log
 : >"$LOG"
 console() { tr -d '\r' <"$LOG" | sed 's/\x1b[^a-zA-Z]*[a-zA-Z]//g'; }   # the console, its escape sequences out
-BOOT_APPEND=$APPEND
+BOOT_APPEND=$APPEND NO_REBOOT=
 # A third disk the guest writes what the door said to (group 11): a header line "SAID BYTES", then
 # at 512 the samples (16 kHz mono S16_LE, recorded at the loopback's other end).
 truncate -s 16M "$W/said.img"
