@@ -128,7 +128,7 @@ trace_off() {  # trace_off FILE: "OFFSET VALUE TIME" per set, the chip's lines
     $TRACE/trace >"$1"
 }
 
-# ---- 12. setup by a signed code (harness/vm-arm64/setup.sh): after the reboots it asks for, only its stages
+# ---- 13. setup by a signed code (harness/vm-arm64/setup.sh): after the reboots it asks for, only its stages
 [ -f $P/setup/setup.sh ] && . $P/setup/setup.sh
 
 # ---- 1. the package, installed with apt from a local folder ----------------------------------------
@@ -382,6 +382,6 @@ for run in 1 2 3; do
   else fail "idle RSS: kiosk run on the replay failed"; show /tmp/idle.log; break; fi
 done
 [ -n "$rss" ] && info "idle RSS on arm64 (kiosk run, the defaults, 600 empty frames; kB, 3 runs):$rss"
-# ---- 12. setup by a signed code: the door made new, then the reboots of harness/vm-arm64/setup.sh
+# ---- 13. setup by a signed code: the door made new, then the reboots of harness/vm-arm64/setup.sh
 [ -f $P/setup/setup.sh ] && setup_prepare
 finish

@@ -35,6 +35,7 @@ BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the check
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
 SMP=${KIOSK_VM_ARM64_SMP:-2}
+RUN_LOG=${KIOSK_VM_ARM64_LOG:-}            # the test run's console (default: the cache's last-run.log; two runs at once need two)
 DEB= PREPARE=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -314,13 +315,13 @@ mkdir -p "$W/lc"
   >"$W/lc/build.log" 2>&1 || { cat "$W/lc/build.log"; die "the libcamera plugin did not cross-build"; }
 [ "$(LC_ALL=C readelf -h "$W/lc/kiosk-libcamera.so" | sed -n 's/^ *Machine: *//p')" = AArch64 ] || die "the plugin is not an arm64 library"
 cp "$W/lc/kiosk-libcamera.so" "$PL/"
-. "$HERE/setup-payload.sh"   # group 12: setup by a signed code
+. "$HERE/setup-payload.sh"   # group 13: setup by a signed code
 mke2fs -q -t ext4 -L kiosk-payload -d "$PL" "$W/payload.img" 256M || die "mke2fs of the payload failed"
 stamp "payload: $(basename "$DEB"), $(ls "$PL/frames" | wc -l) frames, the plugin (arm64, $(du -k "$PL/kiosk-libcamera.so" | cut -f1) kB)"
 
 # --- the run: a copy-on-write overlay of the root image, so every run starts from the same disk -------
 qemu-img create -q -f qcow2 -b "$IMG" -F raw "$W/root.qcow2"
-LOG=$CACHE/last-run.log
+LOG=${RUN_LOG:-$CACHE/last-run.log}
 : >"$LOG"
 console() { tr -d '\r' <"$LOG" | sed 's/\x1b[^a-zA-Z]*[a-zA-Z]//g'; }   # the console, its escape sequences out
 BOOT_APPEND=$APPEND NO_REBOOT=

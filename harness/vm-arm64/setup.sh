@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Group 12 of the arm64 VM tier, sourced by harness/vm-arm64/guest.sh: setup at the door by a
+# Group 13 of the arm64 VM tier, sourced by harness/vm-arm64/guest.sh: setup at the door by a
 # signed code (interface 0.6, issue 55), across reboots. The site (harness/vm-arm64/setup-site.sh,
 # before NetworkManager at every boot): door-net, WPA2-PSK, served by Debian's hostapd on the second
 # of mac80211_hwsim's radios in a network namespace, with dnsmasq and a Mosquitto that takes a
