@@ -104,7 +104,7 @@ joined() {
     pass "setup ($1): $dev has $addr from the site's dnsmasq (its lease: $(grep "${addr%/*}" /run/kiosk-vm-site/leases | cut -d' ' -f2,3))"
   else fail "setup ($1): no address from the site on $dev (${addr:-none}; $mac; leases: $(tr '\n' ';' </run/kiosk-vm-site/leases))"; fi
   zone=$(timedatectl show -p Timezone --value)
-  if [ "$zone" = "$2" ] && [ "$(readlink /etc/localtime)" = "/usr/share/zoneinfo/$2" ]; then
+  if [ "$zone" = "$2" ] && [ "$(readlink -f /etc/localtime)" = "/usr/share/zoneinfo/$2" ]; then
     pass "setup ($1): the zone is the code's: timedatectl says $zone, /etc/localtime -> $(readlink /etc/localtime), $(date +'%H:%M %Z')"
   else fail "setup ($1): zone $zone, /etc/localtime -> $(readlink /etc/localtime) (want $2)"; fi
   servers=$(timedatectl show-timesync -p SystemNTPServers --value 2>/dev/null)
@@ -153,7 +153,7 @@ new_door() {
 
 reboot_to() {
   mkdir -p "${STAGE%/*}" && echo "$1" >$STAGE
-  info "setup: rebooting for the stage '$1' ($PASSED passed, $FAILED failed in this boot, $(uptime_s) s after it began)"
+  info "setup: rebooting for the stage '$1' ($PASSED passed, $FAILED failed in this boot, $(uptime_s) s after it)"
   sync
   systemctl reboot --no-block
   exit 0
@@ -227,7 +227,7 @@ setup_live() {
   mark
   if show_code good-GREY-640x480 && jlog | grep -q 'event=setup result=taken'; then
     if wait_setup_journal 'event=setup result=' 90 && sjlog | grep 'event=setup result=applied' | grep -qv 'failed='; then
-      pass "setup: the site's code taken $at s after boot ($(jlog | grep -o 'event=setup result=taken.*' | head -1 | cut -c1-120)) and applied by kiosk-setup.service: $(sjlog | grep -o 'event=setup result=applied.*' | cut -c1-140)"
+      pass "setup: the site's code taken $at s after boot ($(jlog | grep -o 'event=setup result=taken.*' | head -1 | cut -c1-150)) and applied by kiosk-setup.service: $(sjlog | grep -o 'event=setup result=applied.*' | cut -c1-140)"
       sjlog | grep -E '^(done|left|FAILED)' | sed 's/^/INFO setup | /'
     else fail "setup: kiosk-setup.service did not apply the code"; sjlog | tail -20 | show; systemctl status kiosk-setup --no-pager | show; fi
   else fail "setup: the site's code was not taken $at s after boot"; jlog | tail -15 | show; fi
