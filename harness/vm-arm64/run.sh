@@ -30,7 +30,7 @@ VMDIR=$REPO/harness/vm
 . "$VMDIR/modules.sh"
 CACHE=${KIOSK_VM_ARM64_CACHE:-$REPO/.cache/vm-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-900}   # the test run (its boots: the setup group reboots 3 times), from QEMU's start to the guest's verdict
+TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-1500}   # the test run (its boots: the setup group reboots 3 times), from QEMU's start to the guest's verdict
 BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the checks' first line
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
@@ -365,6 +365,10 @@ if console | grep -c '^INFO speech recorded' >/dev/null; then
   else
     echo "FAIL speech: the guest wrote no recording (${said:-no header})"; failed=$((failed + 1))
   fi
+fi
+# The setup group's secrets (this run's Wi-Fi key and broker passwords) never on the console.
+if [ -s "$PL/setup/psk" ] && console | grep -qF -e "$(cat "$PL/setup/psk")" -e "$(cat "$PL/setup/mqtt-password")" -e "$(cat "$PL/setup/admin-password")"; then
+  echo "FAIL setup: a secret of the setup codes is on the guest's console"; failed=$((failed + 1))
 fi
 result=$(console | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -1 || true)
 if [ $booted = 0 ]; then

@@ -81,6 +81,24 @@ refused() {
   else fail "setup: $3 ($1): no setup line within 40 s"; jlog | tail -10 | show; fi
 }
 
+# handed NAME OWNER REASON WHAT: a code put straight into the kiosk's hand-over (as a kiosk that
+# was broken into could, or another user), not shown to the camera: `kiosk setup --apply` (root,
+# started by kiosk-setup.path) checks it again and refuses it, the file consumed, the door as it was.
+handed() {
+  files() { door_state | grep -v -e '^kiosk-setup ran' -e '^handed over'; }
+  before=$(files)
+  mark
+  install -d -o kiosk -g kiosk -m 750 /run/kiosk/setup
+  install -o "$2" -g "$(id -gn "$2")" -m 640 $SP/$1.ks1 /run/kiosk/setup/.new && mv /run/kiosk/setup/.new /run/kiosk/setup/code
+  if wait_setup_journal 'event=setup result=' 60; then
+    sleep 1
+    line=$(sjlog | grep -o 'event=setup result=.*' | head -1)
+    if echo "$line" | grep -qE "result=refused reason=\"?$3" && [ ! -e /run/kiosk/setup/code ] && [ "$before" = "$(files)" ]; then
+      pass "setup: kiosk setup --apply refused $4: $(echo "$line" | cut -c1-150); the hand-over consumed, the door as it was"
+    else fail "setup: $4: want kiosk-setup to refuse it ($3) and change nothing, got: ${line:-no setup line}"; sjlog | tail -5 | show; fi
+  else fail "setup: $4: kiosk-setup.service said nothing within 60 s"; systemctl status kiosk-setup.path --no-pager | show; fi
+}
+
 # joined STAGE ZONE: the door is on door-net with an address, its zone and time servers are the
 # code's, its kiosk reaches the broker with the code's password and a scan arrives there.
 joined() {
@@ -238,6 +256,9 @@ setup_live() {
     pass "setup: the site's key pinned (/etc/kiosk/site-key.pem is site A's), the password's file $pw_file, /etc/default/kiosk names both"
   else fail "setup: pinned key or password file wrong (password file '$pw_file')"; grep -E '^KIOSK_' /etc/default/kiosk | show; fi
   no_secret live
+  # The root side's own check, the camera bypassed.
+  handed forged kiosk signature "a forged code written into the hand-over as the kiosk user"
+  handed late nobody malformed "a valid code of the site written into the hand-over by another user (nobody)"
   # Refused on the door now set up.
   refused good used "the site's code shown again"
   refused othersite site "a code of another site (valid for it)"
