@@ -128,6 +128,9 @@ trace_off() {  # trace_off FILE: "OFFSET VALUE TIME" per set, the chip's lines
     $TRACE/trace >"$1"
 }
 
+# ---- 13. setup by a signed code (harness/vm-arm64/setup.sh): after the reboots it asks for, only its stages
+[ -f $P/setup/setup.sh ] && . $P/setup/setup.sh
+
 # ---- 1. the package, installed with apt from a local folder ----------------------------------------
 feed card-GREY-640x480 GREY 640 480 || fail "vivid: could not feed the card frames"
 rm -f /etc/udev/rules.d/60-gpiochip.rules && udevadm control --reload
@@ -379,4 +382,6 @@ for run in 1 2 3; do
   else fail "idle RSS: kiosk run on the replay failed"; show /tmp/idle.log; break; fi
 done
 [ -n "$rss" ] && info "idle RSS on arm64 (kiosk run, the defaults, 600 empty frames; kB, 3 runs):$rss"
+# ---- 13. setup by a signed code: the door made new, then the reboots of harness/vm-arm64/setup.sh
+[ -f $P/setup/setup.sh ] && setup_prepare
 finish

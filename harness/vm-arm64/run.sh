@@ -30,11 +30,12 @@ VMDIR=$REPO/harness/vm
 . "$VMDIR/modules.sh"
 CACHE=${KIOSK_VM_ARM64_CACHE:-$REPO/.cache/vm-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-600}   # the test boot, from QEMU's start to the guest's verdict
+TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-1500}   # the test run (its boots: the setup group reboots 3 times), from QEMU's start to the guest's verdict
 BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the checks' first line
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
 SMP=${KIOSK_VM_ARM64_SMP:-2}
+RUN_LOG=${KIOSK_VM_ARM64_LOG:-}            # the test run's console (default: the cache's last-run.log; two runs at once need two)
 DEB= PREPARE=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -137,7 +138,7 @@ KMAKE="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- CC=aarch64-linux-gnu-gcc CONF
 
 # --- gpio-sim and vimc for that kernel (harness/vm/modules.sh, cross-compiled) --------------------------
 K=$CACHE/modules-$KVER-$kimage_ver
-VIMC_STAMP=$(sha256sum "$VMDIR/vimc-inject.patch" "$VMDIR/modules.sh" | sha256sum | cut -c1-16)
+VIMC_STAMP=$(cat "$VMDIR/vimc-inject.patch" "$VMDIR/modules.sh" | sha256sum | cut -c1-16)   # the contents (not the paths: the cache is shared by checkouts)
 if [ "$(cat "$K/done" 2>/dev/null)" != "$VIMC_STAMP" ]; then
   rm -rf "$K" && mkdir -p "$K"
   grep -q '^CONFIG_IRQ_SIM=y' "$B/boot/config-$KVER" && export OOT_IRQ_SIM_BUILTIN=1
@@ -245,6 +246,9 @@ fi
 
 # qemu_boot LOG DRIVE...: the emulated Pi (Cortex-A72, 2 cores, 2 GB) in the background, its
 # console to LOG; each DRIVE ("file=...,format=...") a virtio disk, /dev/vda first.
+# NO_REBOOT: -no-reboot (a reboot ends QEMU), or empty for the test run, whose guest reboots
+# (the setup group's stages, harness/vm-arm64/setup.sh).
+NO_REBOOT=-no-reboot
 qemu_boot() {
   local log=$1; shift
   local drives=() d
@@ -252,7 +256,7 @@ qemu_boot() {
   qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$SMP" -m 2048 -accel tcg,thread=multi \
     -kernel "$VMLINUZ" -initrd "$INITRD" \
     -append "console=ttyAMA0 rdinit=/init quiet loglevel=3 systemd.show_status=error $BOOT_APPEND" \
-    "${drives[@]}" -nic none -display none -serial "file:$log" -monitor none -no-reboot -nodefaults &
+    "${drives[@]}" -nic none -display none -serial "file:$log" -monitor none $NO_REBOOT -nodefaults &
   QPID=$!
 }
 # qemu_wait SECONDS: wait for QEMU to end (killed after SECONDS); QSTATUS, 124 when timed out.
@@ -311,15 +315,16 @@ mkdir -p "$W/lc"
   >"$W/lc/build.log" 2>&1 || { cat "$W/lc/build.log"; die "the libcamera plugin did not cross-build"; }
 [ "$(LC_ALL=C readelf -h "$W/lc/kiosk-libcamera.so" | sed -n 's/^ *Machine: *//p')" = AArch64 ] || die "the plugin is not an arm64 library"
 cp "$W/lc/kiosk-libcamera.so" "$PL/"
+. "$HERE/setup-payload.sh"   # group 13: setup by a signed code
 mke2fs -q -t ext4 -L kiosk-payload -d "$PL" "$W/payload.img" 256M || die "mke2fs of the payload failed"
 stamp "payload: $(basename "$DEB"), $(ls "$PL/frames" | wc -l) frames, the plugin (arm64, $(du -k "$PL/kiosk-libcamera.so" | cut -f1) kB)"
 
 # --- the run: a copy-on-write overlay of the root image, so every run starts from the same disk -------
 qemu-img create -q -f qcow2 -b "$IMG" -F raw "$W/root.qcow2"
-LOG=$CACHE/last-run.log
+LOG=${RUN_LOG:-$CACHE/last-run.log}
 : >"$LOG"
 console() { tr -d '\r' <"$LOG" | sed 's/\x1b[^a-zA-Z]*[a-zA-Z]//g'; }   # the console, its escape sequences out
-BOOT_APPEND=$APPEND
+BOOT_APPEND=$APPEND NO_REBOOT=
 # A third disk the guest writes what the door said to (group 11): a header line "SAID BYTES", then
 # at 512 the samples (16 kHz mono S16_LE, recorded at the loopback's other end).
 truncate -s 16M "$W/said.img"
@@ -360,6 +365,10 @@ if console | grep -c '^INFO speech recorded' >/dev/null; then
   else
     echo "FAIL speech: the guest wrote no recording (${said:-no header})"; failed=$((failed + 1))
   fi
+fi
+# The setup group's secrets (this run's Wi-Fi key and broker passwords) never on the console.
+if [ -s "$PL/setup/psk" ] && console | grep -qF -e "$(cat "$PL/setup/psk")" -e "$(cat "$PL/setup/mqtt-password")" -e "$(cat "$PL/setup/admin-password")"; then
+  echo "FAIL setup: a secret of the setup codes is on the guest's console"; failed=$((failed + 1))
 fi
 result=$(console | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -1 || true)
 if [ $booted = 0 ]; then

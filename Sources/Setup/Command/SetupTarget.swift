@@ -61,6 +61,12 @@ struct SetupTarget {
                 }
             })
         }
+        // The package's unit allows the kiosk no Internet socket: a broker needs the drop-in that
+        // install.sh writes for KIOSK_MQTT_URL (found by the arm64 VM tier: the code's broker was
+        // never reached).
+        if plan.variables.contains(where: { $0.name == "KIOSK_MQTT_URL" && !$0.value.isEmpty }) {
+            steps.append(Step(name: "mqtt_dropin", changes: []) { allowBroker() })
+        }
         if let wifi = p.wifi {
             steps.append(Step(name: "wifi", changes: ["wifi"]) { joinNetwork(wifi) })
         }
@@ -89,6 +95,30 @@ struct SetupTarget {
         }
         left.append("the kiosk starts with these settings")
         return left
+    }
+
+    /// Where the package (`/usr/share`) or install.sh (`/usr/local/share`) keeps the drop-in that
+    /// lets the kiosk open Internet sockets, and where it goes (`deploy/mqtt.conf`).
+    static let brokerDropInTemplates = ["/usr/share/kiosk/mqtt.conf", "/usr/local/share/kiosk/mqtt.conf"]
+    static let brokerDropIn = "/etc/systemd/system/kiosk.service.d/mqtt.conf"
+
+    /// The broker's drop-in, copied from the installed template; systemd told (`daemon-reload`)
+    /// before the kiosk's restart reads it.
+    func allowBroker() -> Result<String, Failure> {
+        let found = SetupTarget.brokerDropInTemplates.lazy.compactMap { t in
+            (try? SmallFile.read(path(t), limit: 65_536)).flatMap { $0 }.map { (t, $0) }
+        }.first
+        guard let (template, bytes) = found else {
+            let templates = SetupTarget.brokerDropInTemplates.joined(separator: " or ")
+            // A card whose kiosk is installed at its first boot: install.sh writes the drop-in
+            // then, for the KIOSK_MQTT_URL this code set.
+            guard live else { return .success("no \(templates) under \(root) yet: \(SetupTarget.brokerDropIn) is left to the kiosk's installation") }
+            return .failure(Failure("no \(templates): the kiosk could not reach the broker"))
+        }
+        if case .failure(let f) = write(SetupTarget.brokerDropIn, bytes, mode: 0o644) { return .failure(f) }
+        let said = "let the kiosk reach the broker: \(SetupTarget.brokerDropIn) (from \(template))"
+        guard live else { return .success(said) }
+        return run("/usr/bin/systemctl", ["daemon-reload"]).map { said + ", systemctl daemon-reload" }
     }
 
     var connectionFile: String { "/etc/NetworkManager/system-connections/\(SetupCommand.connectionName).nmconnection" }
