@@ -375,12 +375,23 @@ public final class ScanService {
     /// which with a bounded `decoding.waitNs` may be an earlier one than the frame being processed.
     @discardableResult
     private func admit(_ symbols: [DecodedSymbol], _ frame: Frame) -> Bool {
-        let news = repeatFilter.admit(symbols, at: frame.timestampNs)
+        let news = repeatFilter.admit(setupDesk == nil ? symbols : symbols.filter { inROIOrSetup($0, frame) }, at: frame.timestampNs)
         for symbol in news {
             decoded += 1
             reporter.report(symbol, frame: frame, latencyMs: Double(monotonicNanoseconds() &- frame.capturedNs) / 1e6)
         }
         return !news.isEmpty
+    }
+
+    /// Whether a symbol is reported when the whole frame may have been decoded for setup: a
+    /// setup code wherever it lies, any other code only when its centre is inside the ROI (what
+    /// the ROI keeps out stays out: a poster's code beside the door, a code an installer aims).
+    private func inROIOrSetup(_ symbol: DecodedSymbol, _ frame: Frame) -> Bool {
+        if CodeKind.of(symbol.bytes, signedPrefix: configuration.credentialPrefix) == .setup { return true }
+        guard !symbol.location.isEmpty else { return false }
+        let x = symbol.location.reduce(0) { $0 + $1.x } / symbol.location.count
+        let y = symbol.location.reduce(0) { $0 + $1.y } / symbol.location.count
+        return sensorROI(width: frame.luma.width, height: frame.luma.height, view: frame.view).contains(x: x, y: y)
     }
 
     /// The ROI, or the whole frame while the setup desk asks for it (a new door's setup window:

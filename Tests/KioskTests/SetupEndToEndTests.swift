@@ -166,6 +166,20 @@ final class SetupEndToEndTests: XCTestCase {
         let closed = try kiosk(bootS: 2400, replay: tall)
         XCTAssertEqual(closed.status, 0, closed.stderr)
         XCTAssertEqual(closed.of("setup").count, 0, "the window closed, the ROI holds: the code is not read at all. " + closed.stderr)
+
+        // Only a setup code is taken from beside the ROI: any other code there is not reported,
+        // in the window too; one inside it is.
+        var beside = GrayImage(width: 640, height: 480, fill: 200)
+        beside.paste(try QRCodeImage.render("KIOSK-BESIDE-THE-ROI", moduleSize: 3), x: 8, y: 8)
+        beside.paste(try QRCodeImage.render("KIOSK-IN-THE-ROI", moduleSize: 3), x: 280, y: 200)
+        let other = folder + "/beside"
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        for (i, f) in [GrayImage(width: 640, height: 480, fill: 200), beside, beside].enumerated() {
+            try ImageFile.writePNG(f, to: other + String(format: "/%04d.png", i))
+        }
+        let window = try kiosk(bootS: 30, replay: other)
+        XCTAssertEqual(window.status, 0, window.stderr)
+        XCTAssertEqual(window.of("scan").map { $0["data"] }, ["KIOSK-IN-THE-ROI"], window.stderr)
     }
 
     func testFortyMinutesAfterBootTheWindowIsClosed() throws {
