@@ -137,7 +137,7 @@ KMAKE="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- CC=aarch64-linux-gnu-gcc CONF
 
 # --- gpio-sim and vimc for that kernel (harness/vm/modules.sh, cross-compiled) --------------------------
 K=$CACHE/modules-$KVER-$kimage_ver
-VIMC_STAMP=$(sha256sum "$VMDIR/vimc-inject.patch" "$VMDIR/modules.sh" | sha256sum | cut -c1-16)
+VIMC_STAMP=$(cat "$VMDIR/vimc-inject.patch" "$VMDIR/modules.sh" | sha256sum | cut -c1-16)   # the contents (not the paths: the cache is shared by checkouts)
 if [ "$(cat "$K/done" 2>/dev/null)" != "$VIMC_STAMP" ]; then
   rm -rf "$K" && mkdir -p "$K"
   grep -q '^CONFIG_IRQ_SIM=y' "$B/boot/config-$KVER" && export OOT_IRQ_SIM_BUILTIN=1
