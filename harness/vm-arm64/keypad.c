@@ -11,7 +11,7 @@
  * (bits a key: 4 the value, 8 the value's complement then the value); KEYS one line on standard
  * input (not in argv, where `ps` would show a PIN): 0-9, `*` (10), `#` (11), and `!` for an 8-bit
  * burst whose complement is wrong (noise: the kiosk must refuse it). A key every KEY_MS.
- * A pulse pulls the line down (a Wiegand line idles high), BIT_US after the last pulse's start.
+ * A pulse pulls the line down (a Wiegand line idles high), BIT_US after the last pulse's fall.
  *
  * Prints one line, no key: "keys N bits B pulse_us MIN MEDIAN MAX bit_us MIN MEDIAN MAX write_us MAX"
  * as measured here: a pulse from the middle of its down write to the middle of its up write, a bit
@@ -115,9 +115,11 @@ int main(int argc, char **argv) {
         long long start = now_ns(), last_down = 0;
         for (int i = 0; i < w; i++) {
             int one = word >> (w - 1 - i) & 1;
-            spin_until(start + i * bit);
+            /* Each pulse BIT_US after the last one's fall as it happened, never sooner: a write
+             * that came late does not bring the next bits closer (a keypad never sends them so). */
+            if (i > 0) spin_until(last_down + bit);
             long long down = pull(fd[one], 1);
-            spin_until(start + i * bit + pulse);
+            spin_until(down + pulse);
             long long up = pull(fd[one], 0);
             if (np < 1024) pulses[np++] = up - down;
             if (i > 0 && nb < 1024) bits[nb++] = down - last_down;
