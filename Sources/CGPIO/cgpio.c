@@ -126,7 +126,7 @@ struct kiosk_gpio_input {
 
 kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int offset, const char *consumer,
                                                 int active_low, int bias, unsigned int debounce_us,
-                                                int *kernel_debounced) {
+                                                int falls_only, int *kernel_debounced) {
     (void)debounce_us;
     *kernel_debounced = 0;
     struct gpiod_line *line = gpiod_chip_get_line(c->chip, offset);
@@ -143,7 +143,11 @@ kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int
     case KIOSK_GPIO_BIAS_DISABLED: flags |= GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE; break;
     default: break;
     }
-    if (gpiod_line_request_both_edges_events_flags(line, consumer, flags) < 0) {
+    /* The kernel's edges are of the logical value: an active-low line's physical fall is a rise. */
+    int rc = !falls_only ? gpiod_line_request_both_edges_events_flags(line, consumer, flags)
+             : active_low ? gpiod_line_request_rising_edge_events_flags(line, consumer, flags)
+                          : gpiod_line_request_falling_edge_events_flags(line, consumer, flags);
+    if (rc < 0) {
         int e = errno;
         free(in);
         errno = e;
@@ -369,7 +373,7 @@ struct kiosk_gpio_input {
 
 kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int offset, const char *consumer,
                                                 int active_low, int bias, unsigned int debounce_us,
-                                                int *kernel_debounced) {
+                                                int falls_only, int *kernel_debounced) {
     struct gpiod_line_settings *settings = gpiod_line_settings_new();
     struct gpiod_line_config *line_config = gpiod_line_config_new();
     struct gpiod_request_config *request_config = gpiod_request_config_new();
@@ -387,7 +391,9 @@ kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *c, unsigned int
         default: break;
         }
         if (gpiod_line_settings_set_direction(settings, GPIOD_LINE_DIRECTION_INPUT) == 0 &&
-            gpiod_line_settings_set_edge_detection(settings, GPIOD_LINE_EDGE_BOTH) == 0 &&
+            gpiod_line_settings_set_edge_detection(settings, !falls_only ? GPIOD_LINE_EDGE_BOTH
+                                                             : active_low ? GPIOD_LINE_EDGE_RISING
+                                                                          : GPIOD_LINE_EDGE_FALLING) == 0 &&
             gpiod_line_settings_set_bias(settings, b) == 0 &&
             gpiod_line_settings_set_event_clock(settings, GPIOD_LINE_CLOCK_MONOTONIC) == 0) {
             gpiod_line_settings_set_active_low(settings, active_low ? true : false);

@@ -17,6 +17,17 @@ public enum GPIOBias: String, Sendable, CaseIterable {
     }
 }
 
+/// Which edges of an input are events.
+public enum GPIOEdges: Sendable {
+    /// Both: a door contact's or a button's changes. The kernel reads each edge's type from the
+    /// line's level when its interrupt thread runs, after the edge.
+    case both
+    /// Only the line's physical falls (to 0), each one event whose type the request fixes: a
+    /// Wiegand line's 50-100 us pulses, which may be over before that thread runs, so that a
+    /// both-edges request reports a pulse's fall as a rise and the bit is lost.
+    case falls
+}
+
 /// One edge on an input: the physical level the line went to, and when (the kernel's timestamp,
 /// CLOCK_MONOTONIC nanoseconds: the clock of `monotonicNanoseconds()`).
 public struct GPIOEdge: Equatable, Sendable {
@@ -35,7 +46,16 @@ public protocol GPIOInputChip: GPIOChip {
     /// Requests line `offset` as an input under `consumer`, both edges reported with timestamps,
     /// biased as asked; `debounceMicroseconds` is asked of the kernel where the library can
     /// (`GPIOInputLine.kernelDebounced` says whether it was).
-    func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine
+    func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int,
+                      edges: GPIOEdges) throws -> GPIOInputLine
+}
+
+public extension GPIOInputChip {
+    /// Both edges (a door contact, a button, the tamper loop).
+    func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
+        try requestInput(offset: offset, consumer: consumer, activeLow: activeLow, bias: bias, debounceMicroseconds: debounceMicroseconds,
+                         edges: .both)
+    }
 }
 
 /// A requested input line. Levels are physical: 0 low, 1 high.
@@ -54,7 +74,8 @@ public protocol GPIOInputLine: AnyObject {
 }
 
 extension LibgpiodChip: GPIOInputChip {
-    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
+    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int,
+                             edges: GPIOEdges) throws -> GPIOInputLine {
         let info = try lineInfo(offset: offset)
         if info.used {
             throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: info.consumer ?? "the kernel")
@@ -62,7 +83,7 @@ extension LibgpiodChip: GPIOInputChip {
         guard let h = rawHandle else { throw GPIOError(chip: name, line: offset, message: "chip is closed") }
         var debounced: Int32 = 0
         guard let input = kiosk_gpio_line_request_input(h, UInt32(offset), consumer, activeLow ? 1 : 0, bias.shimValue,
-                                                         UInt32(max(0, debounceMicroseconds)), &debounced) else {
+                                                         UInt32(max(0, debounceMicroseconds)), edges == .falls ? 1 : 0, &debounced) else {
             let e = Glibc.errno
             let holder = e == EBUSY ? ((try? lineInfo(offset: offset))?.consumer ?? "unknown") : nil
             throw GPIOError(chip: name, line: offset, message: "cannot request the line as an input with edge events (bias \(bias.rawValue))",
@@ -130,8 +151,12 @@ public final class SoftwareInputLine: GPIOInputLine, @unchecked Sendable {  // `
     private let writeEnd: Int32
     private let onRelease: (Int) -> Void
 
-    public init(offset: Int, level: Int, onRelease: @escaping (Int) -> Void = { _ in }) {
+    /// `.falls`: a change to 1 moves the level but is no event, as on a kernel line so requested.
+    public let edges: GPIOEdges
+
+    public init(offset: Int, level: Int, edges: GPIOEdges = .both, onRelease: @escaping (Int) -> Void = { _ in }) {
         self.offset = offset
+        self.edges = edges
         current = level
         self.onRelease = onRelease
         (readEnd, writeEnd) = nonBlockingPipe()
@@ -161,6 +186,7 @@ public final class SoftwareInputLine: GPIOInputLine, @unchecked Sendable {  // `
             var any = false
             for change in changes where change.level != current {
                 current = change.level
+                if edges == .falls && change.level != 0 { continue }
                 queue.append(GPIOEdge(offset: offset, level: change.level, timestampNs: change.timestampNs))
                 any = true
             }
@@ -194,8 +220,9 @@ extension SimulatedChip: GPIOInputChip {
     /// A simulated input, at rest at its inactive level (the door shut, the button released, the
     /// tamper loop whole), driven by `raise` (the `kiosk` binary's standard input, docs/door.md,
     /// "Try the door without wiring").
-    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
-        let line = SoftwareInputLine(offset: offset, level: activeLow ? 1 : 0)
+    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int,
+                             edges: GPIOEdges) throws -> GPIOInputLine {
+        let line = SoftwareInputLine(offset: offset, level: activeLow ? 1 : 0, edges: edges)
         inputs.append(line)
         return line
     }

@@ -7,7 +7,10 @@ import Policy
 /// A Wiegand keypad on two input lines (D0, D1) of the door's chip: the lines' edges, stamped by
 /// the kernel where they happened, assembled into key bursts (`WiegandKeypadPolicy`) on the
 /// keypad's own thread. The lines are requested under the consumer "kiosk", biased up (a Wiegand
-/// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us).
+/// line idles high and is pulled low for each bit), not debounced (a bit's pulse is 50-100 us),
+/// their falls only: a bit is a fall, and a both-edges request lets the kernel read an edge's type
+/// from the line's level when its interrupt thread runs, by when a short pulse may be over (the
+/// arm64 VM's keypad saw 1 bit of 64 so).
 public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its thread's own
     /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
     static let settleNs: UInt64 = 5_000_000
@@ -22,9 +25,9 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its
 
     /// Requests the two lines (a `GPIOError` names the line and its holder).
     public init(chip: GPIOInputChip, d0: Int, d1: Int) throws {
-        self.d0 = try chip.requestInput(offset: d0, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+        self.d0 = try chip.requestInput(offset: d0, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0, edges: .falls)
         do {
-            self.d1 = try chip.requestInput(offset: d1, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0)
+            self.d1 = try chip.requestInput(offset: d1, consumer: "kiosk", activeLow: false, bias: .pullUp, debounceMicroseconds: 0, edges: .falls)
         } catch {
             self.d0.release()
             throw error

@@ -18,6 +18,8 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
     // Inputs: the lines requested, the bias asked, and the level a line is at when requested.
     var inputLines: [Int: SoftwareInputLine] = [:]
     public var inputBias: [Int: GPIOBias] = [:]
+    /// The edges each input was requested for.
+    public var inputEdges: [Int: GPIOEdges] = [:]
     public var initialInputLevels: [Int: Int] = [:]
 
     func record(_ level: Int, on offset: Int) {
@@ -69,14 +71,16 @@ public final class FakeChip: GPIOChip, GPIOChipInspector, @unchecked Sendable {
 
 // Inputs: a test raises edges on the lines the code under test requested.
 extension FakeChip: GPIOInputChip {
-    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int) throws -> GPIOInputLine {
+    public func requestInput(offset: Int, consumer: String, activeLow: Bool, bias: GPIOBias, debounceMicroseconds: Int,
+                             edges: GPIOEdges) throws -> GPIOInputLine {
         if let holder = busy[offset] { throw GPIOError(chip: name, line: offset, message: "line is busy", errno: EBUSY, heldBy: holder) }
         lock.lock()
         defer { lock.unlock() }
         requested[offset] = consumer
         self.activeLow[offset] = activeLow
         inputBias[offset] = bias
-        let line = SoftwareInputLine(offset: offset, level: initialInputLevels[offset] ?? (activeLow ? 1 : 0)) { [weak self] in
+        inputEdges[offset] = edges
+        let line = SoftwareInputLine(offset: offset, level: initialInputLevels[offset] ?? (activeLow ? 1 : 0), edges: edges) { [weak self] in
             self?.released.append($0)
         }
         inputLines[offset] = line

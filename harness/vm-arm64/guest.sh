@@ -369,6 +369,9 @@ EOF
   kill "$RECPID" 2>/dev/null
 else fail "speech: modprobe snd-aloop gave no Loopback card"; cat /proc/asound/cards 2>&1 | show; fi
 
+# ---- 12. a PIN at the door: a USB keypad (uinput) and a Wiegand keypad (gpio-sim): harness/vm-arm64/keypad.sh ----
+. $P/keypad.sh
+
 # ---- 10. the idle kiosk's memory on arm64: a figure for docs/measurements/size.md (issue 23), not a limit ----------------
 # As harness/memory/idle-rss.sh on the host: the peak RSS of `kiosk run` with the defaults on a replay of
 # 600 empty 640x480 frames, under GNU time (it forks, then execs), three runs.

@@ -30,7 +30,7 @@ VMDIR=$REPO/harness/vm
 . "$VMDIR/modules.sh"
 CACHE=${KIOSK_VM_ARM64_CACHE:-$REPO/.cache/vm-arm64}
 MIRROR=${KIOSK_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-1500}   # the test run (its boots: the setup group reboots 3 times), from QEMU's start to the guest's verdict
+TIMEOUT_S=${KIOSK_VM_ARM64_TIMEOUT:-1800}   # the test run (its boots: the setup group reboots 3 times; the keypad group about 4 min), from QEMU's start to the guest's verdict
 BOOT_S=${KIOSK_VM_ARM64_BOOT:-240}         # ... of which the boot, to the checks' first line
 FIRST_S=${KIOSK_VM_ARM64_FIRST:-1500}      # the first boot: dpkg installs the root's packages
 APPEND=${KIOSK_VM_ARM64_APPEND:-}          # extra kernel command line (VM_BREAK=... sabotages a check)
@@ -298,8 +298,20 @@ printf '{"op": "keygen", "alg": "ES256", "private": "%s", "public": "%s"}\n' "$W
 VALID=$(mint alice $((now - 3600)) $((now + 7 * 86400))) EXPIRED=$(mint dave $((now - 7200)) $((now - 3600)))
 VALID2=$(mint bob $((now - 3600)) $((now + 7 * 86400)))
 [ -n "$VALID" ] && [ -n "$EXPIRED" ] && [ -n "$VALID2" ] || die "the speech check's credentials were not minted"
+# The keypad group's (12, harness/vm-arm64/keypad.sh): alice and carol ask for a PIN, bob does not; the
+# pins file written by the admin's tool (its PINs are keypad.sh's), the Wiegand keypad's program.
+KEYPAD_ALICE=$(mint alice $((now - 3600)) $((now + 7 * 86400))) KEYPAD_BOB=$(mint bob $((now - 3600)) $((now + 7 * 86400)))
+KEYPAD_CAROL=$(mint carol $((now - 3600)) $((now + 7 * 86400)))
+[ -n "$KEYPAD_ALICE" ] && [ -n "$KEYPAD_BOB" ] && [ -n "$KEYPAD_CAROL" ] || die "the keypad group's credentials were not minted"
+eval "$(grep '^KP_PIN=' "$HERE/keypad.sh")"   # KP_PIN (alice's), KP_CAROL, ...
+echo "$KP_PIN" | "$PEER" "$REPO/deploy/examples/issue-credential" pin set --subject alice --file "$PL/pins" 2>/dev/null \
+  && echo "$KP_CAROL" | "$PEER" "$REPO/deploy/examples/issue-credential" pin set --subject carol --file "$PL/pins" 2>/dev/null \
+  || die "issue-credential pin set failed"
+clang --target=aarch64-linux-gnu --sysroot="$B" -fuse-ld=lld -static -O2 -o "$PL/keypad-wiegand" "$HERE/keypad.c" || die "keypad.c did not cross-build"
+cp "$HERE/keypad.sh" "$HERE/keypad.py" "$PL/"
 python3 "$VMDIR/frames.py" "$PL/frames" "speech-valid=$VALID" "speech-expired=$EXPIRED" "speech-valid2=$VALID2" \
-  "speech-plain=KIOSK-VM-HELLO" "speech-plain2=KIOSK-VM-AGAIN" >"$PL/frames/frames.list"   # the amd64 tier's frames, and these
+  "speech-plain=KIOSK-VM-HELLO" "speech-plain2=KIOSK-VM-AGAIN" \
+  "pin-alice=$KEYPAD_ALICE" "pin-bob=$KEYPAD_BOB" "pin-carol=$KEYPAD_CAROL" >"$PL/frames/frames.list"   # the amd64 tier's frames, and these
 rm -f "$PL"/frames/*.pgm "$PL"/frames/*.ppm
 cp "$DEB" "$HERE/guest.sh" "$PL/"
 # The verdict program of the strike check: grants every code.

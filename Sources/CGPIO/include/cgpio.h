@@ -57,9 +57,12 @@ enum {
     KIOSK_GPIO_BIAS_DISABLED = 3,
 };
 
+/* `falls_only`: only the line's physical falls are events (a Wiegand line's pulses), their type
+ * fixed by the request; else both edges, whose type the kernel reads from the line's level when
+ * its interrupt thread runs (a pulse shorter than that thread's delay is then misreported). */
 kiosk_gpio_input *kiosk_gpio_line_request_input(kiosk_gpio_chip *chip, unsigned int offset, const char *consumer,
                                                 int active_low, int bias, unsigned int debounce_us,
-                                                int *kernel_debounced);
+                                                int falls_only, int *kernel_debounced);
 /* The descriptor that is readable when edges wait (for poll(2)). */
 int kiosk_gpio_input_fd(kiosk_gpio_input *input);
 /* The physical level now (0 or 1), or -1. */
