@@ -80,6 +80,7 @@ final class KeypadPolicyTests: XCTestCase {
         XCTAssertEqual(KeypadKey(evdevCode: 82), .digit(0))
         XCTAssertEqual(KeypadKey(evdevCode: 79), .digit(1))
         XCTAssertEqual(KeypadKey(evdevCode: 75), .digit(4))
+        XCTAssertEqual(KeypadKey(evdevCode: 55), .star, "a USB number pad's * key (KEY_KPASTERISK) clears")
         XCTAssertEqual(KeypadKey(evdevCode: 73), .digit(9))
         XCTAssertEqual(KeypadKey(evdevCode: 96), .hash)
         XCTAssertEqual(KeypadKey(evdevCode: 28), .hash)

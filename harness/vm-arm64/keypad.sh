@@ -254,25 +254,33 @@ kp_wiegand() {
 # kp_wiegand_pin NAME WIDTH PULSE_US BIT_US KEYS: carol's code, then KEYS, until granted. A try whose
 # bursts the kernel saw split (a write the host held up 20 ms or more: not a keypad's timing) is
 # void and typed again, at most 4 tries; a try with whole bursts that is not granted fails at once.
+# So is a try in which the kiosk refused more bursts than the keys hold on purpose (REFUSED, the
+# 8-bit one's '!'): two falls the kernel joined into one event (its interrupt thread ran late,
+# which the tracepoint cannot see) make a burst one bit short, which the kiosk refuses as it must.
 KP_WV=0
+kp_refused() { jlog | grep -c 'event=keypad_burst_refused' || true; }
 kp_wiegand_pin() {
   KP_TRIES=0 KP_VOID=0
   while [ $KP_TRIES -lt 4 ]; do
     KP_TRIES=$((KP_TRIES + 1)) KP_WV=$((KP_WV + 1))
+    kp_before=$(kp_refused)
     kp_irq_on
     kp_ask pin-carol-GREY-640x480 $KP_WV kp_wiegand "$2" "$3" "$4" "$5"
     kp_irq_off /tmp/kp-$1.irq
     KP_GOT=$(kp_reason $KP_WV) KP_SAW=$(kp_irq_stats /tmp/kp-$1.irq)
     info "keypad: Wiegand $1, try $KP_TRIES: ${KP_GOT:-no verdict}; keypad-wiegand measured: $KP_SENT; the kernel saw$KP_SAW"
     [ "$KP_GOT" = granted:valid ] && return 0
-    [ "$(kp_bursts /tmp/kp-$1.irq)" = "${#5}" ] && return 1   # whole bursts, a keypad's timing: no excuse
+    kp_short=$(( $(kp_refused) - kp_before - ${6:-0} ))
+    # whole bursts at a keypad's timing, none refused beyond those meant: no excuse
+    [ "$(kp_bursts /tmp/kp-$1.irq)" = "${#5}" ] && [ "$kp_short" -le 0 ] && return 1
+    [ "$kp_short" -gt 0 ] && info "keypad: Wiegand $1, try $KP_TRIES void: $kp_short burst(s) refused beyond those meant (a fall joined to the next by the kernel)"
     KP_VOID=$((KP_VOID + 1))
   done
   return 1
 }
 
 # 8-bit bursts, 100 us pulses every 2 ms: first a burst whose complement is wrong (noise), then carol's PIN and #.
-if kp_wiegand_pin 8-bit 8 100 2000 "!$KP_CAROL#" && jlog | grep -q 'event=keypad_burst_refused bits=8'; then
+if kp_wiegand_pin 8-bit 8 100 2000 "!$KP_CAROL#" 1 && jlog | grep -q 'event=keypad_burst_refused bits=8'; then
   pass "keypad: Wiegand 8-bit bursts (100 us pulses every 2 ms): a burst with a wrong complement refused, carol's PIN and # granted (try $KP_TRIES, $KP_VOID void): $(kp_verdict $KP_WV | cut -c1-60); the kernel saw$KP_SAW"
 else fail "keypad: Wiegand 8-bit: '$KP_GOT' after $KP_TRIES tries ($KP_VOID void: bursts split by the host), refused bursts: $(jlog | grep -o 'keypad_burst_refused bits=[0-9]*' | tr '\n' ' ')"; kp_show; fi
 

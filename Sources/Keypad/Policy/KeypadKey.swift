@@ -17,7 +17,7 @@ public enum KeypadKey: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// A Linux input event's key code (linux/input-event-codes.h): the number row, the numeric
-    /// pad and the telephone keypad's codes; Enter (either) is `#`, Esc or Backspace `*`.
+    /// pad and the telephone keypad's codes; Enter (either) is `#`, Esc, Backspace or the pad's `*` `*`.
     public init?(evdevCode c: Int) {
         switch c {
         case 2...10: self = .digit(UInt8(c - 1))  // KEY_1 .. KEY_9
@@ -28,7 +28,9 @@ public enum KeypadKey: Equatable, Sendable, CustomStringConvertible {
         case 71, 72, 73: self = .digit(UInt8(c - 64))  // KEY_KP7-9
         case 0x200...0x209: self = .digit(UInt8(c - 0x200))  // KEY_NUMERIC_0-9
         case 28, 96, 0x20b: self = .hash  // KEY_ENTER, KEY_KPENTER, KEY_NUMERIC_POUND
-        case 1, 14, 0x20a: self = .star  // KEY_ESC, KEY_BACKSPACE, KEY_NUMERIC_STAR
+        // And KEY_KPASTERISK: the key a USB number pad labels `*` (the contract names Esc and
+        // Backspace; a number pad has neither, and its `*` sends this).
+        case 1, 14, 55, 0x20a: self = .star  // KEY_ESC, KEY_BACKSPACE, KEY_KPASTERISK, KEY_NUMERIC_STAR
         default: return nil
         }
     }
