@@ -16,6 +16,11 @@
 # it, so the tests find the corpus where they do on the host. Every mount is undone on every way
 # out. Ends with "N passed, M failed"; exit 0 when nothing failed.
 set -euo pipefail
+# In a mount namespace of its own: its mounts (and mmdebstrap's) end with it, however it ends. CI
+# stops a failed run's jobs ahead without their traps, and a bind of ../shared left in the root
+# outlived the clone it came from: the next run's bind onto that deleted folder failed (ENOENT).
+[ -n "${TRIXIE_RUN_NS:-}" ] || [ "$(id -u)" != 0 ] || TRIXIE_RUN_NS=1 exec unshare --mount --propagation private -- "$0" "$@"
+unset TRIXIE_RUN_NS
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -54,6 +59,8 @@ mkdir -p "$CACHE"
 exec 8>"$CACHE/root.lock"
 flock 8
 if [ ! -e "$ROOT.done" ]; then
+  # Nothing mounted inside what is removed (a /dev bound there would be emptied with it).
+  "$REPO/harness/unmount-below.sh" "$CACHE"/root-*
   rm -rf "$CACHE"/root-*
   stamp "making the $SUITE root (packages: $PACKAGES)"
   mmdebstrap --variant=apt --include="$(echo $PACKAGES | tr ' ' ,)" "$SUITE" "$ROOT" "$MIRROR" \
@@ -65,6 +72,9 @@ exec 8>&-
 if [ "$MODE" = root ]; then echo "$ROOT"; exit 0; fi
 
 # --- mounts, undone on every way out ------------------------------------------------------------------
+# What an earlier run left mounted where this one mounts is taken down first (in this namespace
+# only: the host's copy may be in another run's use).
+"$REPO/harness/unmount-below.sh" "$ROOT/proc" "$ROOT/dev" "$ROOT/sys" "$ROOT/work/shared"
 MOUNTS=()
 cleanup() {
   local i
