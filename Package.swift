@@ -159,7 +159,7 @@ let package = Package(
         .testTarget(name: "CameraTests", dependencies: ["Camera", "Platform", "TestSupport"]),
         .testTarget(name: "ReaderTests", dependencies: ["Reader", "CZbar", "CZXing", "Policy", "Platform", "Camera", "Scene", "TestSupport"]),
         .testTarget(name: "GPIOTests", dependencies: ["GPIO", "Platform", "TestSupport"]),
-        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Reader", "GPIO", "Scene", "TestSupport"]),
+        .testTarget(name: "KioskTests", dependencies: ["Kiosk", "Commands", "Systemd", "Platform", "Policy", "Camera", "Reader", "GPIO", "Scene", "Keypad", "TestSupport"]),
         // A kiosk's MQTT side in a process of its own, for the tests that kill it (SIGKILL).
         .executableTarget(name: "FleetTestChild", dependencies: ["Fleet", "Policy", "Platform"], path: "Tests/FleetTestChild"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet", "Policy", "Platform", "TestSupport", "FleetTestChild"]),

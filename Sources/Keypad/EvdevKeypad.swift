@@ -41,10 +41,21 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // its thread's s
         var error: Int32 = 0
         var err = [CChar](repeating: 0, count: 256)
         guard let dev = kiosk_evdev_open(path, &error, &err, err.count) else {
-            return .failed(String(cBuffer: err) + (error == EACCES ? " (the kiosk's user must be in the input group)" : ""), errno: error)
+            return .failed(String(cBuffer: err) + (error == EACCES ? " (\(accessAdvice(path)))" : ""), errno: error)
         }
         defer { kiosk_evdev_close(dev) }
         return .opened(name: String(cString: kiosk_evdev_name(dev)), digits: kiosk_evdev_has_keys(dev) == 1)
+    }
+
+    /// Why the node at `path` refuses this user, from its group and mode (KeypadAccess).
+    public static func accessAdvice(_ path: String) -> String {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return KeypadAccess.advice(group: nil, groupReads: false) }
+        var entry = Glibc.group(), found: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let name = getgrgid_r(st.st_gid, &entry, &buffer, buffer.count, &found) == 0 && found != nil
+            ? String(cString: entry.gr_name) : nil
+        return KeypadAccess.advice(group: name, groupReads: st.st_mode & S_IRGRP != 0)
     }
 
     public func start(_ listener: KeypadListener) { thread.start { [self] in run(listener) } }
@@ -60,7 +71,7 @@ public final class EvdevKeypad: Keypad, @unchecked Sendable {  // its thread's s
             var error: Int32 = 0
             var err = [CChar](repeating: 0, count: 256)
             guard let dev = kiosk_evdev_open(path, &error, &err, err.count) else {
-                let problem = String(cBuffer: err) + (error == EACCES ? " (the kiosk's user must be in the input group)" : "")
+                let problem = String(cBuffer: err) + (error == EACCES ? " (\(Self.accessAdvice(path)))" : "")
                 // Said once a change: a keypad left unplugged is one `lost`, not one a second.
                 if problem != lastProblem || everReady { listener.keypadLost(problem) }
                 lastProblem = problem

@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 @testable import Kiosk
+import Keypad
 import Policy
 import TestSupport
 import XCTest
@@ -69,6 +70,21 @@ final class KeypadCheckTests: XCTestCase {
         let real = doctor(e)
         XCTAssertEqual(real.first?.verdict, .fail, "\(real)")
         XCTAssertTrue(real.first?.detail.contains("not an input-event device") ?? false, "\(real)")
+    }
+
+    /// A node refused by its mode names what would mend it: a node still root's (a keypad plugged
+    /// in a moment ago, before udev gives it to `input`) is not a missing group membership.
+    func testANodesAccessIsExplainedByItsGroupAndMode() throws {
+        let device = folder + "/event-kbd"
+        FileManager.default.createFile(atPath: device, contents: nil)
+        let group = getgrnam("input") ?? getgrnam("daemon")
+        let gid = try XCTUnwrap(group).pointee.gr_gid, name = String(cString: try XCTUnwrap(group).pointee.gr_name)
+        XCTAssertEqual(chown(device, 0, gid), 0)
+        XCTAssertEqual(chmod(device, 0o660), 0)
+        XCTAssertEqual(EvdevKeypad.accessAdvice(device), "the kiosk's user must be in the \(name) group, which owns its node")
+        XCTAssertEqual(chown(device, 0, 0), 0)
+        XCTAssertEqual(chmod(device, 0o600), 0)
+        XCTAssertTrue(EvdevKeypad.accessAdvice(device).hasPrefix("its node is not given to a group yet"), EvdevKeypad.accessAdvice(device))
     }
 
     func testDoctorNamesAWiegandKeypadsLinesAndThePinsFileAndHowItIsKept() throws {

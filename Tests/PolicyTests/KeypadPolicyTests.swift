@@ -254,4 +254,13 @@ final class KeypadPolicyTests: XCTestCase {
             XCTAssertNil(KeypadSetting(bad), bad)
         }
     }
+
+    /// A node the kiosk's user may not read: a node its group cannot read (a keypad plugged in
+    /// just now, before udev gives it to `input`) is not a missing group membership.
+    func testKeypadAccessAdvice() {
+        XCTAssertEqual(KeypadAccess.advice(group: "input", groupReads: true), "the kiosk's user must be in the input group, which owns its node")
+        for (group, reads) in [("root", true), ("input", false), (nil, true), (nil, false)] as [(String?, Bool)] {
+            XCTAssertTrue(KeypadAccess.advice(group: group, groupReads: reads).hasPrefix("its node is not given to a group yet"), "\(group ?? "nil") \(reads)")
+        }
+    }
 }

@@ -44,3 +44,16 @@ extension PINHash {
         return Int(s)
     }
 }
+
+/// Why an input-event node refused the kiosk's user (EACCES), from the node's group and mode. The
+/// kernel makes a plugged-in keypad's node root's (0600); udev gives it to the `input` group (0660)
+/// a moment later. So a node its group cannot read is not given to a group yet (plugged in just
+/// now, or no udev rule), which joining a group would not mend; else the user is not in its group.
+public enum KeypadAccess {
+    public static func advice(group: String?, groupReads: Bool) -> String {
+        guard groupReads, let group, group != "root" else {
+            return "its node is not given to a group yet (udev gives a keypad's node to the input group a moment after it is plugged in; if this stays, no udev rule does)"
+        }
+        return "the kiosk's user must be in the \(group) group, which owns its node"
+    }
+}

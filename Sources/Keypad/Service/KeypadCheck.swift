@@ -41,7 +41,7 @@ public enum KeypadCheck {
             guard stat(path, &st) == 0 else {
                 return "\(k): an input-event keypad, not there now (\(Errno.current.message)): the kiosk looks for it again every second"
             }
-            let readable = access(path, R_OK) == 0 ? "readable by this user" : "not readable by this user (the kiosk's user must be in the input group)"
+            let readable = access(path, R_OK) == 0 ? "readable by this user" : "not readable by this user (\(EvdevKeypad.accessAdvice(path)))"
             return "\(k): an input-event keypad, there (\(resolved(path))), \(readable)"
         }
     }
