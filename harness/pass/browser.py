@@ -45,14 +45,12 @@ setClockOffset(ms) shifts the page's clock and redraws at once (a Promise of the
 import argparse
 import base64
 import hashlib
-import http.server
 import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 import zlib
@@ -60,22 +58,12 @@ import struct
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import browser_common as common  # noqa: E402
+from browser_common import Server, check, zbar  # noqa: E402
 PASS_PAGE = os.path.join(ROOT, "deploy", "examples", "pass-page")
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-ZBARIMG = "/usr/bin/zbarimg"
 HOLDER = "phone-1"
 KID = "pass-test"
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + name + (": " + detail if detail else ""), flush=True)
-    if not ok:
-        failures.append(name)
-    return ok
-
 
 def b64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
@@ -85,75 +73,11 @@ def unb64url(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-# ---- prerequisites ------------------------------------------------------------------------
-
-def prerequisites():
-    ok = True
-    for path, package in [(CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver"), (ZBARIMG, "zbar-tools")]:
-        ok &= check(f"prerequisite {path}", os.access(path, os.X_OK), "" if os.access(path, os.X_OK) else f"apt-get install {package}")
-    for module, pip in [("selenium", "selenium"), ("cbor2", "cbor2"), ("cwt", "cwt"), ("cryptography", "cryptography")]:
-        try:
-            __import__(module)
-            check(f"prerequisite python {module}", True)
-        except ImportError:
-            ok = check(f"prerequisite python {module}", False, f"pip install {pip} (in the peers' venv)") and ok
-    return ok
-
-
-# ---- the server ---------------------------------------------------------------------------
-
-class Server:
-    """Serves the built page on 127.0.0.1 and records every request (method, path, Host)."""
-
-    def __init__(self, root, port=0):
-        self.requests = []
-        lock = threading.Lock()
-        requests = self.requests
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
-                              ".webmanifest": "application/manifest+json", ".js": "text/javascript",
-                              ".svg": "image/svg+xml"}
-
-            def __init__(self, *a, **k):
-                super().__init__(*a, directory=root, **k)
-
-            def log_message(self, *a):
-                pass
-
-            def send_head(self):
-                with lock:
-                    requests.append({"method": self.command, "path": self.path, "host": self.headers.get("Host", "")})
-                return super().send_head()
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 # ---- the browser --------------------------------------------------------------------------
 
 def start_browser(profile, extra=()):
-    # Debian's chromium and chromedriver, named: Selenium Manager has nothing to find or download
-    # (and is told to stay offline if it ever runs).
-    os.environ["SE_OFFLINE"] = "true"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    o = webdriver.ChromeOptions()
-    o.binary_location = CHROMIUM
-    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-              "--window-size=600,1000", "--no-first-run", "--no-default-browser-check",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--disable-default-apps", "--disable-extensions", "--disable-features=Translate,OptimizationHints,MediaRouter",
-              "--force-device-scale-factor=1", "--hide-scrollbars", *extra]:
-        o.add_argument(a)
-    o.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
+    return common.start_browser(profile, ["--window-size=600,1000", "--force-device-scale-factor=1", *extra])
+
 
 
 class Browser:
@@ -239,15 +163,6 @@ class Browser:
 
 
 # ---- reading and checking a pass ----------------------------------------------------------
-
-def zbar(path):
-    r = subprocess.run([ZBARIMG, "--quiet", "--raw", "-Sbinary", path], capture_output=True, timeout=30)
-    if r.returncode != 0:
-        raise ValueError(f"zbarimg found no code in {path} (exit {r.returncode}) {r.stderr.decode(errors='replace')[:200]}")
-    # --raw -Sbinary: the symbol's bytes exactly, no newline added, no text conversion (zbar 0.23);
-    # read_pass() then wants one CBOR array and nothing after it, so a stray byte is caught.
-    return r.stdout
-
 
 def read_pass(payload):
     """KH1: + one CBOR array, definite, canonical, nothing after it: returns the array."""
@@ -674,16 +589,7 @@ def main():
     p.add_argument("--site", help="a folder pass-page build made (default: build one into OUT/site)")
     p.add_argument("--kiosk", help="the release kiosk: replay the screenshots through it (needs faketime)")
     args = p.parse_args()
-    started = time.time()
-    if prerequisites():
-        try:
-            run(args)
-        except Exception as e:  # a crash of the test is a FAIL, never a skip
-            import traceback
-            traceback.print_exc()
-            check("the browser test ran to its end", False, f"{type(e).__name__}: {e}")
-    print(f"{'FAIL' if failures else 'PASS'} browser.py: {len(failures)} failed, {time.time() - started:.1f} s")
-    sys.exit(1 if failures else 0)
+    common.main("browser.py", {"selenium": "selenium", "cbor2": "cbor2", "cwt": "cwt", "cryptography": "cryptography"}, run, args)
 
 
 if __name__ == "__main__":

@@ -35,22 +35,19 @@ new door's root for --show: its etc/hostname, the code's door, only).
 """
 import argparse
 import base64
-import http.server
 import io
 import json
 import os
 import subprocess
 import sys
-import threading
 import time
-import urllib.parse
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+import browser_common as common  # noqa: E402
+from browser_common import Server, check, zbar  # noqa: E402
 SITE_SETUP = os.path.join(ROOT, "deploy", "examples", "site-setup")
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-ZBARIMG = "/usr/bin/zbarimg"
 # Phones: CSS pixels and device pixels a CSS pixel (an Android phone, an iPhone 13-15).
 VIEWPORTS = [("360x800", 360, 800, 3), ("390x844", 390, 844, 3)]
 PSK = "correct horse battery staple"
@@ -60,30 +57,6 @@ HOSTILE_DOOR = 'd3"\'<b>&amp;</b>'                   # the door's name (its host
 # Values a door takes (`kiosk check` accepts them): markup, quotes and an ampersand are text there.
 HOSTILE_ENV = {"KIOSK_MQTT_USER": 'd3"><img/src=x/onerror=alert(1)>', "KIOSK_MQTT_TOPIC": "door/'a'&\"b\"<i>x</i>",
                "KIOSK_MQTT_URL": "mqtt://broker.local"}
-
-failures = []
-
-
-def check(name, ok, detail=""):
-    print(("PASS " if ok else "FAIL ") + name + (": " + detail if detail else ""), flush=True)
-    if not ok:
-        failures.append(name)
-    return ok
-
-
-def prerequisites():
-    ok = True
-    for path, package in [(CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver"), (ZBARIMG, "zbar-tools")]:
-        there = os.access(path, os.X_OK)
-        ok &= check(f"prerequisite {path}", there, "" if there else f"apt-get install {package}")
-    for module in ("selenium", "cbor2", "cryptography"):
-        try:
-            __import__(module)
-            check(f"prerequisite python {module}", True)
-        except ImportError:
-            ok = check(f"prerequisite python {module}", False, f"pip install {module} (in the peers' venv)") and ok
-    return ok
-
 
 # ---- the codes ----------------------------------------------------------------------------
 
@@ -144,51 +117,11 @@ def verify_code(code, public, asked):
 
 # ---- the server and the browser -----------------------------------------------------------
 
-class Server:
-    """Serves OUT on 127.0.0.1 and records every request's path and Host."""
-
-    def __init__(self, root):
-        self.requests = []
-        requests, lock = self.requests, threading.Lock()
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *a, **k):
-                super().__init__(*a, directory=root, **k)
-
-            def log_message(self, *a):
-                pass
-
-            def send_head(self):
-                with lock:
-                    requests.append({"path": self.path, "host": self.headers.get("Host", "")})
-                return super().send_head()
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 def start_browser(profile):
-    # Debian's chromium and chromedriver, named: Selenium Manager has nothing to find or download.
     # The network is out of reach: every connection goes to a proxy on a closed port (loopback
     # excepted, as Chromium bypasses it by default: the page's own server) and no host name resolves.
-    os.environ["SE_OFFLINE"] = "true"
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    o = webdriver.ChromeOptions()
-    o.binary_location = CHROMIUM
-    for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-              "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
-              "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
-              "--disable-features=Translate,OptimizationHints,MediaRouter", "--hide-scrollbars",
-              "--proxy-server=http://127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]:
-        o.add_argument(a)
-    o.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=o)
+    return common.start_browser(profile, ["--proxy-server=http://127.0.0.1:9",
+                                          "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
 
 
 def network_log(driver):
@@ -218,13 +151,6 @@ def page_state(driver):
                           .filter((n) => n.startsWith('on')),
                 cells: Array.from(document.querySelectorAll('tr'), (tr) => [tr.cells[0] ? tr.cells[0].textContent : '',
                                                                           tr.cells[1] ? tr.cells[1].textContent : ''])};""")
-
-
-def zbar(path):
-    r = subprocess.run([ZBARIMG, "--quiet", "--raw", "-Sbinary", path], capture_output=True, timeout=60)
-    if r.returncode != 0:
-        raise ValueError(f"zbarimg found no code in {path} (exit {r.returncode}) {r.stderr.decode(errors='replace')[:200]}")
-    return r.stdout  # --raw -Sbinary: the symbol's bytes exactly, nothing added
 
 
 def no_secret(text):
@@ -409,16 +335,7 @@ def main():
     p.add_argument("--kiosk", help="the release kiosk: it reads the screenshots")
     args = p.parse_args()
     args.out = os.path.abspath(args.out)
-    started = time.time()
-    if prerequisites():
-        try:
-            run(args)
-        except Exception as e:  # a crash of the test is a FAIL, never a skip
-            import traceback
-            traceback.print_exc()
-            check("the browser test ran to its end", False, f"{type(e).__name__}: {e}")
-    print(f"{'FAIL' if failures else 'PASS'} harness/setup/browser.py: {len(failures)} failed, {time.time() - started:.1f} s")
-    sys.exit(1 if failures else 0)
+    common.main("harness/setup/browser.py", {"selenium": "selenium", "cbor2": "cbor2", "cryptography": "cryptography"}, run, args)
 
 
 if __name__ == "__main__":
