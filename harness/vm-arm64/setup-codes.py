@@ -15,8 +15,12 @@ screen shows it at the reading distance.
   setup-codes.py frame CODE OUT.raw [OUT.pgm]   the frame (and a PGM of it, for kiosk decode)
 """
 import json
-import subprocess
+import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ left in harness/vm
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "vm"))
+from frames import modules  # noqa: E402  (zint --dump, one list of 0/1 a symbol row)
 
 WHITE, BLACK = 220, 30
 WIDTH, HEIGHT, SCALE = 640, 480, 3
@@ -56,20 +60,8 @@ def code(signer_path, out_path, claims_json, named_path=None):
         f.write(b"KS1:" + cbor2.dumps([protected, {}, payload, r.to_bytes(32, "big") + s.to_bytes(32, "big")]))
 
 
-def modules(code_path):
-    """The QR code's modules, one list of 0/1 a row: zint's --dump of the code's bytes (byte mode)."""
-    out = subprocess.run(["zint", "-b", "58", "--binary", "-i", code_path, "--dump"],
-                         check=True, capture_output=True, text=True).stdout
-    rows = []
-    for line in out.splitlines():
-        hexes = line.replace(" ", "").strip()
-        if hexes:
-            rows.append([int(c, 16) >> (3 - i) & 1 for c in hexes for i in range(4)])
-    return [r[:len(rows)] for r in rows]  # the dump pads each row to whole hex digits
-
-
 def frame(code_path, raw_path, pgm_path=None):
-    rows = modules(code_path)
+    rows = modules(58, path=code_path)
     size = len(rows) * SCALE
     if size > HEIGHT // 2 - 8:  # it must fit the default ROI (the centre half) with a quiet zone
         sys.exit(f"setup-codes: a code of {len(rows)} modules does not fit the default ROI at {SCALE} px a module")

@@ -32,8 +32,11 @@ CODES = [
 FORMATS = [("GREY", 640, 480), ("YUYV", 640, 480), ("YUYV", 1280, 720)]
 
 
-def modules(kind, data):
-    out = subprocess.run(["zint", "-b", str(kind), "--dump", "-d", data],
+def modules(kind, data=None, path=None):
+    """A symbol's modules, one list of 0/1 a row (zint's --dump pads a row to whole hex digits):
+    of the text `data`, or of the bytes of the file at `path` (byte mode)."""
+    source = ["--binary", "-i", path] if path is not None else ["-d", data]
+    out = subprocess.run(["zint", "-b", str(kind), "--dump", *source],
                          check=True, capture_output=True, text=True).stdout
     rows = []
     for line in out.splitlines():
