@@ -311,19 +311,15 @@ unfeed
 # unbound mid-run (a USB speaker pulled): speaker_error, the verdicts go on; bound again, the door
 # speaks again.
 SAID=/dev/vdc
+# door_settings LINE...: /etc/default/kiosk for a door that judges credentials shown to the VM's
+# camera (vivid's GREY frames, the whole frame its ROI, no wait for a synced clock), LINE... after.
+door_settings() {
+  printf '%s\n' KIOSK_FORMAT=GREY KIOSK_ROI=0,0,1,1 KIOSK_VERDICT=credentials KIOSK_TRUST_DIR=/etc/kiosk/trust \
+    KIOSK_REQUIRE_SYNCED_CLOCK=0 "$@" >/etc/default/kiosk
+}
 if modprobe snd-aloop && udevadm settle && grep -q Loopback /proc/asound/cards; then
   mkdir -p /etc/kiosk/trust && cp $P/trust/issuer-1.pem /etc/kiosk/trust/
-  cat >/etc/default/kiosk <<EOF
-KIOSK_FORMAT=GREY
-KIOSK_ROI=0,0,1,1
-KIOSK_VERDICT=credentials
-KIOSK_TRUST_DIR=/etc/kiosk/trust
-KIOSK_REQUIRE_SYNCED_CLOCK=0
-KIOSK_SPEAKER=plughw:CARD=Loopback,DEV=0
-KIOSK_VOICE=en-us
-KIOSK_SPEAK=all
-KIOSK_SPEAK_VOLUME=100
-EOF
+  door_settings KIOSK_SPEAKER=plughw:CARD=Loopback,DEV=0 KIOSK_VOICE=en-us KIOSK_SPEAK=all KIOSK_SPEAK_VOLUME=100
   # The format and the loop set once, before the kiosk holds the capture; then only the output's frame changes.
   feed bright-GREY-640x480 GREY 640 480 || fail "speech: cannot set up vivid's loop"
   arecord -q -D plughw:CARD=Loopback,DEV=1 -f S16_LE -r 16000 -c 1 -t raw /tmp/said.raw 2>/tmp/arecord.err &

@@ -34,22 +34,8 @@ kp() {
 }
 # kp_settings KEYPAD: the door's settings with that keypad.
 kp_settings() {
-  cat >/etc/default/kiosk <<EOF
-KIOSK_FORMAT=GREY
-KIOSK_ROI=0,0,1,1
-KIOSK_VERDICT=credentials
-KIOSK_TRUST_DIR=/etc/kiosk/trust
-KIOSK_REQUIRE_SYNCED_CLOCK=0
-KIOSK_GPIO_CHIP=kiosk-sim
-KIOSK_BUZZER_LINE=$BUZZ
-KIOSK_DOOR_LINE=$STRIKE
-KIOSK_DOOR_MS=1000
-KIOSK_KEYPAD=$1
-KIOSK_PIN_WINDOW_S=$KP_WINDOW
-KIOSK_REPEAT_MS=1000
-KIOSK_MQTT_URL=mqtt://127.0.0.1:1883
-KIOSK_LOG_LEVEL=debug
-EOF
+  door_settings KIOSK_GPIO_CHIP=kiosk-sim "KIOSK_BUZZER_LINE=$BUZZ" "KIOSK_DOOR_LINE=$STRIKE" KIOSK_DOOR_MS=1000 \
+    "KIOSK_KEYPAD=$1" "KIOSK_PIN_WINDOW_S=$KP_WINDOW" KIOSK_REPEAT_MS=1000 KIOSK_MQTT_URL=mqtt://127.0.0.1:1883 KIOSK_LOG_LEVEL=debug
 }
 # kp_ask FRAME VERDICTS [TYPE...]: the code shown until the door asks for its PIN (two short
 # beeps, `beep for=pin`), then taken away and TYPE done (a function and its arguments); true when
