@@ -328,7 +328,7 @@ def scene(kiosk, replay, broker, alice, bob, pin, duress, args):
     written = {"the broker": "\n".join(t + " " + p for t, p in broker.messages()), "home-assistant.log": ha_log,
                "the kiosk's log": open(kiosk.log, encoding="utf-8", errors="replace").read()}
     leaks = [where for where, text in written.items() for secret in (pin, duress) if secret in text]
-    say(not leaks and "alice" in written["the broker"] and len(ha_log) > 0,
+    say(not leaks and "alice" in written["the broker"] and '"subject":"alice"' in ha_log,
         "no PIN or duress code in what Home Assistant got, its log, the broker or the kiosk's log", str(leaks))
 
     # 7. The kiosk stops (SIGTERM): its status says offline and Home Assistant's entities go unavailable.
