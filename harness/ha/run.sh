@@ -42,7 +42,8 @@ VENV=/opt/ha-$HA_VERSION
 t0=$(date +%s)
 if [ "$(cat "$ROOT$VENV/.done" 2>/dev/null)" != "$("$HERE/install.sh" --wanted "$HA_VERSION")" ]; then
   rm -rf "$ROOT/var/cache/kiosk-ha-uv" && mkdir -p "$ROOT/var/cache/kiosk-ha-uv"
-  cp -a "$OUT/uv/." "$ROOT/var/cache/kiosk-ha-uv/"
+  # Hard links when the root is on the same file system (uv only reads its cache's files).
+  cp -al "$OUT/uv/." "$ROOT/var/cache/kiosk-ha-uv/" 2>/dev/null || cp -a "$OUT/uv/." "$ROOT/var/cache/kiosk-ha-uv/"
   if "$REPO/harness/trixie/run.sh" -- harness/ha/install.sh "$VENV" "$HA_VERSION" /var/cache/kiosk-ha-uv > "$OUT/install.log" 2>&1; then
     rm -rf "$OUT/uv" && mv "$ROOT/var/cache/kiosk-ha-uv" "$OUT/uv"
     result OK "Home Assistant $HA_VERSION installed from PyPI in the trixie root's $VENV ($(( $(date +%s) - t0 )) s)"
