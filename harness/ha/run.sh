@@ -36,7 +36,7 @@ done
 rm -rf "$OUT/run" && mkdir -p "$OUT/run" "$OUT/uv"
 
 # --- Home Assistant in the trixie root -------------------------------------------------------------
-ROOT=$("$REPO/harness/trixie/run.sh" --root | tail -1)
+ROOT=$("$REPO/harness/trixie/run.sh" --root | tail -1) || true
 [ -d "$ROOT" ] || { result NO "no trixie root ($ROOT)"; finish; }
 VENV=/opt/ha-$HA_VERSION
 t0=$(date +%s)
@@ -58,6 +58,8 @@ fi
 free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 PIDS=()
 CONF=/var/tmp/kiosk-ha
+# The last run's folder (and its hass.pid) gone before the trap could read it.
+rm -rf "${ROOT:?}$CONF"
 cleanup() {
   # Home Assistant first (it stops within its own shutdown's time), then the rest.
   if [ -s "$ROOT$CONF/hass.pid" ]; then
@@ -84,7 +86,7 @@ mosquitto_sub -h 127.0.0.1 -p "$PORT" -v -t '#' > "$OUT/broker.log" 2>&1 &
 PIDS+=($!)
 
 # --- A fresh config folder: the tier's configuration, the MQTT integration's entry, an HTTP port --------
-rm -rf "${ROOT:?}$CONF" && mkdir -p "$ROOT$CONF/.storage"
+mkdir -p "$ROOT$CONF/.storage"
 HTTP_PORT=$(free_port)
 { cat "$HERE/configuration.yaml"; printf '\n# harness/ha/run.sh: a free port (another run may be on 8123)\nhttp:\n  server_host: 127.0.0.1\n  server_port: %s\n' "$HTTP_PORT"; } \
   > "$ROOT$CONF/configuration.yaml"
