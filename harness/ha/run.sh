@@ -41,7 +41,8 @@ ROOT=$("$REPO/harness/trixie/run.sh" --root | tail -1) || true
 VENV=/opt/ha-$HA_VERSION
 t0=$(date +%s)
 if [ "$(cat "$ROOT$VENV/.done" 2>/dev/null)" != "$("$HERE/install.sh" --wanted "$HA_VERSION")" ]; then
-  rm -rf "$ROOT/var/cache/kiosk-ha-uv" && mkdir -p "$ROOT/var/cache/kiosk-ha-uv"
+  # An older pin's venv goes (about 900 MB each).
+  rm -rf "$ROOT"/opt/ha-* "$ROOT/var/cache/kiosk-ha-uv" && mkdir -p "$ROOT/var/cache/kiosk-ha-uv"
   # Hard links when the root is on the same file system (uv only reads its cache's files).
   cp -al "$OUT/uv/." "$ROOT/var/cache/kiosk-ha-uv/" 2>/dev/null || cp -a "$OUT/uv/." "$ROOT/var/cache/kiosk-ha-uv/"
   if "$REPO/harness/trixie/run.sh" -- harness/ha/install.sh "$VENV" "$HA_VERSION" /var/cache/kiosk-ha-uv > "$OUT/install.log" 2>&1; then
