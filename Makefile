@@ -77,7 +77,7 @@ export KIOSK_PEERS_PYTHON := $(PEERS_PYTHON)
 # libcamera-dev to build the libcamera plugin from the package's copy of its source.
 DEPLOY_PACKAGES := systemd dpkg-dev binutils file lintian g++ libcamera-dev
 
-.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-speech bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser test-setup-browser bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
+.PHONY: all deps peers speech-test-deps docs test-docs print-deps test-core test-trixie test-arm64 deploy-deps build release bench bench-memory hot-functions bench-zoom bench-wiegand bench-osdp bench-credentials bench-credentials-arm64 bench-speech bench-screens bench-2d bench-charsets test-examples deb demo test accuracy test-deploy test-no-pypi test-vm test-vm-arm64 bench-arm64 test-sanitizers soak fuzz clean test-pass-browser test-setup-browser test-ha bench-writes bench-passes test-vm-arm64-clock test-powercut builds fuzz-build
 
 all: build
 
@@ -224,6 +224,16 @@ test-setup-browser: release peers
 	@$(PEERS_PYTHON) -c 'import selenium' 2>/dev/null || $(PEERS_PYTHON) -m pip install -q --disable-pip-version-check $(PASS_BROWSER_PEER)
 	SE_OFFLINE=true $(PEERS_PYTHON) harness/setup/browser.py --out $(CURDIR)/.cache/setup-browser \
 	  --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
+
+# A real Home Assistant core process (PyPI's homeassistant, pinned in harness/ha/run.sh, in a venv of
+# the trixie root: its Python 3.13; bookworm's 3.11 cannot run it) on a real Mosquitto with a live
+# release kiosk publishing discovery: the entities it makes, tag_scanned, the Scan and Duress
+# events, Open and Mode chosen in Home Assistant, offline (harness/ha/run.sh, check.py). The root is
+# harness/trixie/run.sh's ($KIOSK_TRIXIE_CACHE); qrencode draws the replayed codes.
+HA_PACKAGES := mosquitto mosquitto-clients qrencode
+test-ha: release peers
+	@$(call install_missing,$(HA_PACKAGES))
+	harness/ha/run.sh --kiosk $$($(SWIFT) build $(RELEASE) --show-bin-path)/kiosk
 
 # How small a phone pass (KH1:) reads, by resolution and module size: the reading distance
 # (docs/measurements/passes.md). About 20 min at 640x480 and 30 at 1280x720 on 2 busy cores.

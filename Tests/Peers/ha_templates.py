@@ -11,7 +11,10 @@ entity's value_template is rendered for each payload on its state_topic, `value`
 `value_json` its JSON, and read as homeassistant/components/mqtt/event.py reads it (_event_received):
 an empty rendering, `{}` or `None` fires nothing; else a JSON object whose `event_type` (taken out
 of the attributes) must be one of `event_types`. Adds {"entity": "event", "object", "value",
-"event_type", "attributes"} (event_type null: nothing fired)."""
+"event_type", "attributes"} (event_type null: nothing fired). The tag scanner's value_template
+likewise for each payload on its topic, as homeassistant/components/mqtt/tag.py reads it: adds
+{"entity": "tag", "value", "tag_id"} (empty: nothing fired). StrictUndefined: an attribute the
+payload lacks fails the rendering, where Home Assistant logs a warning."""
 import datetime
 import json
 import sys
@@ -19,6 +22,8 @@ import sys
 import jinja2
 
 REQUIRED = {"select": ["command_topic", "options", "unique_id", "device"], "button": ["command_topic", "unique_id", "device"],
+            # tag.py's PLATFORM_SCHEMA: a topic and a device.
+            "tag": ["topic", "device"],
             # event.py: MQTT_RO_SCHEMA's state_topic, its own event_types; discovery needs a unique_id.
             "event": ["state_topic", "event_types", "unique_id", "device"]}
 samples = json.load(open(sys.argv[1])) if len(sys.argv) > 1 else {}
@@ -34,6 +39,12 @@ for m in json.load(sys.stdin):
     missing = [k for k in REQUIRED[component] if k not in config]
     if missing:
         sys.exit(f"{m['topic']}: missing {missing}")
+    if component == "tag":
+        # tag.py's tag_id: the rendering stripped; an empty one fires no tag_scanned.
+        template = env.from_string(config.get("value_template", "{{ value }}"))
+        for payload in samples.get(config["topic"], []):
+            out.append({"entity": component, "value": payload, "tag_id": template.render(value=payload, value_json=json.loads(payload)).strip()})
+        continue
     if component == "event":
         types = config["event_types"]
         if not isinstance(types, list) or not types or not all(isinstance(t, str) for t in types):

@@ -57,10 +57,12 @@ public struct HomeAssistantDiscovery: Equatable, Sendable {
                         + "\(availability),\"device\":\(device),\(origin)}")
         }
         // A tag scanner (its tag id: the text, else the bytes in base64) has neither a name nor
-        // availability in its schema; Home Assistant fires `tag_scanned` with it.
+        // availability in its schema; Home Assistant fires `tag_scanned` with it. A credential's
+        // scan has neither (its token is never published): the id is empty and nothing fires;
+        // `default` and not the bare attribute, which Home Assistant logs as a warning each time.
         let tag = Message(topic: "\(prefix)/tag/\(nodeID)/scan/config",
                           payload: "{\"topic\":\(q(topics.scan)),"
-                              + "\"value_template\":\(q("{{ value_json.data if value_json.data is defined else value_json.data_base64 }}")),"
+                              + "\"value_template\":\(q("{{ value_json.data if value_json.data is defined else value_json.data_base64 | default('') }}")),"
                               + "\"device\":\(device)}")
         var doorEntities: [Message] = []
         if door {
