@@ -97,6 +97,20 @@ def zbar(path):
     return r.stdout
 
 
+def after_prefix(data, prefix, what):
+    """The one CBOR item after PREFIX (a code's bytes as zbar read them), nothing after it: (item, its bytes)."""
+    import io
+    import cbor2
+    if not data.startswith(prefix):
+        raise ValueError(f"not {what}: {data[:8]!r}")
+    body = data[len(prefix):]
+    stream = io.BytesIO(body)
+    value = cbor2.CBORDecoder(stream).decode()
+    if stream.tell() != len(body):
+        raise ValueError(f"{len(body) - stream.tell()} bytes after the {what}")
+    return value, body
+
+
 def main(name, modules, run, args):
     """Runs run(args) when the prerequisites are there; prints the last line and exits 1 on any FAIL."""
     started = time.time()

@@ -45,7 +45,6 @@ setClockOffset(ms) shifts the page's clock and redraws at once (a Promise of the
 import argparse
 import base64
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -167,13 +166,7 @@ class Browser:
 def read_pass(payload):
     """KH1: + one CBOR array, definite, canonical, nothing after it: returns the array."""
     import cbor2
-    if not payload.startswith(b"KH1:"):
-        raise ValueError(f"not a KH1: pass: {payload[:8]!r}")
-    body = payload[4:]
-    stream = io.BytesIO(body)
-    value = cbor2.CBORDecoder(stream).decode()
-    if stream.tell() != len(body):
-        raise ValueError(f"{len(body) - stream.tell()} bytes after the CBOR array")
+    value, body = common.after_prefix(payload, b"KH1:", "CBOR array of a KH1: pass")
     if cbor2.dumps(value) != body:
         raise ValueError("the CBOR is not in its shortest, definite form")
     if not (isinstance(value, list) and len(value) == 4 and value[0] in (1, 2) and isinstance(value[1], bytes)

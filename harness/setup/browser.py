@@ -35,7 +35,6 @@ new door's root for --show: its etc/hostname, the code's door, only).
 """
 import argparse
 import base64
-import io
 import json
 import os
 import subprocess
@@ -87,13 +86,7 @@ def verify_code(code, public, asked):
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-    if not code.startswith(b"KS1:"):
-        raise ValueError(f"no KS1: prefix: {code[:8]!r}")
-    body = code[4:]
-    stream = io.BytesIO(body)
-    value = cbor2.CBORDecoder(stream).decode()
-    if stream.tell() != len(body):
-        raise ValueError(f"{len(body) - stream.tell()} bytes after the COSE_Sign1")
+    value, _ = common.after_prefix(code, b"KS1:", "COSE_Sign1 of a KS1: code")
     if not (isinstance(value, list) and len(value) == 4 and isinstance(value[0], bytes) and isinstance(value[2], bytes)):
         raise ValueError("not a COSE_Sign1 array")
     protected, _, payload, signature = value
