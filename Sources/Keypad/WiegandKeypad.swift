@@ -12,8 +12,6 @@ import Policy
 /// from the line's level when its interrupt thread runs, by when a short pulse may be over (the
 /// arm64 VM's keypad saw 1 bit of 64 so).
 public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its thread's own
-    /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
-    static let settleNs: UInt64 = 5_000_000
     /// A burst ends by time only this long after its gap, on the clock now: edges read late (a
     /// busy machine) still join their burst. A person's next key comes later than this anyway.
     static let lateNs: UInt64 = 100_000_000
@@ -57,13 +55,12 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its
             case nil: break
             }
         }
-        // The two lines are two descriptors, read one after the other: an edge of D0 may be read
-        // in a later batch than a later edge of D1. Edges wait `settleNs` so that each is given to
-        // the bursts in the order the kernel stamped them.
-        var waiting: [(one: Bool, edge: GPIOEdge)] = []
+        // The two lines are two descriptors, read one after the other: `order` gives the edges on
+        // in the order the kernel stamped them.
+        var order = WiegandEdgeOrder()
         while !isStopped {
             var next = policy.burstEndsNs.map { $0 &+ WiegandKeypad.lateNs }
-            if let first = waiting.first?.edge.timestampNs { next = min(next ?? .max, first &+ WiegandKeypad.settleNs) }
+            if let look = order.nextLookNs { next = min(next ?? .max, look) }
             var timeout: Int32 = -1
             if let next {
                 let now = monotonicNanoseconds()
@@ -77,19 +74,18 @@ public final class WiegandKeypad: Keypad, @unchecked Sendable {  // `policy` its
                 return
             }
             if fds[0].revents != 0 { return }
+            order.beginLook()
             do {
-                if fds[1].revents != 0 { waiting += try d0.readEdges().map { (false, $0) } }
-                if fds[2].revents != 0 { waiting += try d1.readEdges().map { (true, $0) } }
+                for (i, line) in [(1, d0), (2, d1)] where fds[i].revents != 0 {
+                    order.read(try line.readEdges().map { .init(one: i == 2, level: $0.level, timestampNs: $0.timestampNs) })
+                }
             } catch {
                 listener.keypadLost("\(description): \(error)")
                 return
             }
-            waiting.sort { $0.edge.timestampNs < $1.edge.timestampNs }
             let now = monotonicNanoseconds()
-            let settled = waiting.prefix { $0.edge.timestampNs &+ WiegandKeypad.settleNs <= now }
-            waiting.removeFirst(settled.count)
-            for (one, edge) in settled { tell(policy.edge(one: one, level: edge.level, atNs: edge.timestampNs)) }
-            if waiting.isEmpty, now > WiegandKeypad.lateNs { tell(policy.check(atNs: now - WiegandKeypad.lateNs)) }
+            for edge in order.settled(nowNs: now) { tell(policy.edge(one: edge.one, level: edge.level, atNs: edge.timestampNs)) }
+            if order.isEmpty, now > WiegandKeypad.lateNs { tell(policy.check(atNs: now - WiegandKeypad.lateNs)) }
         }
     }
 }

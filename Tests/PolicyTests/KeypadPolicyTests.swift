@@ -74,6 +74,55 @@ final class KeypadPolicyTests: XCTestCase {
         XCTAssertEqual("\(out[1])", "key", "a key's burst says no digit")
     }
 
+    /// D0 and D1 are read one after the other: edges that come between the two reads (stamped
+    /// well before, as the simulated lines' writer stamps them, or on a busy machine) must not pass
+    /// an earlier edge of D0 not yet read. Key 5 is 1010 0101 (bits 0, 2, 5, 7 on D1): the first
+    /// look reads D0's bit 1, then D1's bits 0, 2 and 5, bits 3 and 4 of D0 having come after
+    /// D0 was read (the CI run that typed a PIN of 7 digits: its first key refused, 8 bits).
+    func testAnEdgeWaitsForALaterLookAtBothLines() {
+        let t0: UInt64 = 9 * s, now = t0 + 40_000_000
+        func edges(_ bits: [Int], one: Bool) -> [WiegandEdgeOrder.Edge] {
+            bits.map { .init(one: one, level: 0, timestampNs: t0 + UInt64($0) * 2_000_000) }
+        }
+        var order = WiegandEdgeOrder()
+        var given: [WiegandEdgeOrder.Edge] = []
+        order.beginLook()
+        order.read(edges([1], one: false))
+        order.read(edges([0, 2, 5], one: true))
+        XCTAssertEqual(order.settled(nowNs: now), [], "nothing read in this look is given: D0 may hold earlier edges")
+        XCTAssertEqual(order.nextLookNs, 0, "look again at once")
+        order.beginLook()
+        order.read(edges([3, 4], one: false))
+        given += order.settled(nowNs: now)
+        XCTAssertEqual(given.map(\.timestampNs), [t0, t0 + 2_000_000, t0 + 4_000_000], "up to the first edge of this look")
+        order.beginLook()
+        order.read(edges([6], one: false))
+        order.read(edges([7], one: true))
+        given += order.settled(nowNs: now)
+        order.beginLook()
+        given += order.settled(nowNs: now)
+        XCTAssertTrue(order.isEmpty)
+        XCTAssertNil(order.nextLookNs)
+        XCTAssertEqual(given.map(\.timestampNs), (0..<8).map { t0 + UInt64($0) * 2_000_000 })
+        var p = WiegandKeypadPolicy()
+        for e in given { XCTAssertNil(p.edge(one: e.one, level: e.level, atNs: e.timestampNs)) }
+        XCTAssertEqual(p.check(atNs: now + WiegandKeypadPolicy.defaultGapNs), .key(.digit(5)))
+    }
+
+    /// An edge read in an earlier look still waits until it is `settleNs` old by its stamp: the
+    /// kernel may queue it a little after a later edge of the other line.
+    func testAnEdgeWaitsUntilItIsSettleOld() {
+        let t: UInt64 = 3 * s
+        var order = WiegandEdgeOrder()
+        order.beginLook()
+        order.read([.init(one: true, level: 0, timestampNs: t)])
+        order.beginLook()
+        XCTAssertEqual(order.nextLookNs, t + WiegandEdgeOrder.settleNs)
+        XCTAssertEqual(order.settled(nowNs: t + 1_000_000), [])
+        XCTAssertEqual(order.settled(nowNs: t + WiegandEdgeOrder.settleNs).count, 1)
+        XCTAssertTrue(order.isEmpty)
+    }
+
     func testEvdevCodes() {
         XCTAssertEqual(KeypadKey(evdevCode: 2), .digit(1))
         XCTAssertEqual(KeypadKey(evdevCode: 11), .digit(0))
