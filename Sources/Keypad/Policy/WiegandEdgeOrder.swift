@@ -6,7 +6,7 @@
 /// on only when a later look at both lines has found nothing earlier: it was read before the last
 /// look began, and it is `settleNs` old by its stamp (the kernel's interrupt thread may queue an
 /// edge a little after a later one of the other line).
-public struct WiegandEdgeOrder: Equatable, Sendable {
+public struct WiegandEdgeOrder: Sendable {
     /// How long an edge waits for the other line's earlier ones (a bit takes 1-2 ms).
     public static let settleNs: UInt64 = 5_000_000
 
@@ -22,8 +22,8 @@ public struct WiegandEdgeOrder: Equatable, Sendable {
         }
     }
 
-    private var waiting: [Edge] = []
-    private var looks: [UInt64] = []  // the look each waiting edge was read in
+    /// The edges not yet given on, oldest first, each with the look it was read in.
+    private var waiting: [(edge: Edge, look: UInt64)] = []
     private var look: UInt64 = 0
 
     public init() {}
@@ -35,29 +35,22 @@ public struct WiegandEdgeOrder: Equatable, Sendable {
 
     /// Edges read from a line in this look.
     public mutating func read(_ edges: [Edge]) {
-        guard !edges.isEmpty else { return }
-        let all = zip(waiting, looks).map { ($0, $1) } + edges.map { ($0, look) }
-        let sorted = all.sorted { ($0.0.timestampNs, $0.1) < ($1.0.timestampNs, $1.1) }
-        waiting = sorted.map(\.0)
-        looks = sorted.map(\.1)
+        waiting += edges.map { ($0, look) }
+        waiting.sort { ($0.edge.timestampNs, $0.look) < ($1.edge.timestampNs, $1.look) }
     }
 
     /// The edges that may be given on at `nowNs`, oldest first: the waiting ones up to the first
     /// that was read in this look or is younger than `settleNs`.
     public mutating func settled(nowNs: UInt64) -> [Edge] {
-        var n = 0
-        while n < waiting.count, looks[n] < look, waiting[n].timestampNs &+ WiegandEdgeOrder.settleNs <= nowNs { n += 1 }
-        defer {
-            waiting.removeFirst(n)
-            looks.removeFirst(n)
-        }
-        return Array(waiting.prefix(n))
+        let n = waiting.prefix { $0.look < look && $0.edge.timestampNs &+ WiegandEdgeOrder.settleNs <= nowNs }.count
+        defer { waiting.removeFirst(n) }
+        return waiting.prefix(n).map(\.edge)
     }
 
     /// When to look at the lines again, at the latest, for the waiting edges: at once when one was
     /// read in this look, else when the first is `settleNs` old; nil when none waits.
     public var nextLookNs: UInt64? {
         guard let first = waiting.first else { return nil }
-        return looks.contains(look) ? 0 : first.timestampNs &+ WiegandEdgeOrder.settleNs
+        return waiting.contains { $0.look == look } ? 0 : first.edge.timestampNs &+ WiegandEdgeOrder.settleNs
     }
 }
